@@ -1,0 +1,18 @@
+"""hardwood: fast tree ensembles (gradient-boosted trees and random forests)."""
+from .data.dataset import Dataset
+from .model.io import ModelFormatError, load_model as load
+from .model.model import Model
+from .train.callback import EarlyStopping, TrainingCallback
+from .train.engine import train
+
+__version__ = "0.1.0"
+
+__all__ = ["Dataset", "Model", "ModelFormatError", "TrainingCallback", "EarlyStopping",
+           "load", "train", "GBDTRegressor", "GBDTClassifier", "__version__"]
+
+
+def __getattr__(name):  # the estimators import scikit-learn; load them on first use
+    if name in ("GBDTRegressor", "GBDTClassifier"):
+        from . import sklearn as _sk
+        return getattr(_sk, name)
+    raise AttributeError(f"module 'hardwood' has no attribute {name!r}")

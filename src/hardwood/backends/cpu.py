@@ -1,0 +1,175 @@
+"""The Numba CPU backend: steps ① histograms, ③ partition and ⑤ update.
+
+Rows of the tree live in one ``rows`` array (int32), partitioned so that every node owns a
+contiguous segment ``rows[begin:end]``; a stable partition keeps each segment in ascending
+row order, so gathers from the binned matrices walk memory forwards.
+
+Work is cut into fixed-size blocks of rows (``BLOCK`` rows, never more than one node per
+block) and blocks run in parallel. Each block accumulates a private histogram; blocks are
+then summed per node in block order, so results do not depend on the thread count.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from .base import Backend
+
+BLOCK = 16384
+
+
+def _make_blocks(begins, ends, block=BLOCK):
+    """Cut segments into blocks: returns (blk_seg, blk_begin, blk_end, seg_first_block)."""
+    begins = np.asarray(begins, dtype=np.int64)
+    ends = np.asarray(ends, dtype=np.int64)
+    sizes = ends - begins
+    nblk = np.maximum((sizes + block - 1) // block, 1)
+    first = np.zeros(len(begins) + 1, dtype=np.int64)
+    np.cumsum(nblk, out=first[1:])
+    total = int(first[-1])
+    blk_seg = np.repeat(np.arange(len(begins), dtype=np.int64), nblk)
+    local = np.arange(total, dtype=np.int64) - first[blk_seg]
+    blk_begin = begins[blk_seg] + local * block
+    blk_end = np.minimum(blk_begin + block, ends[blk_seg])
+    return blk_seg, blk_begin, blk_end, first
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out):
+    nb = blk_begin.shape[0]
+    d = B.shape[1]
+    for k in prange(nb):
+        hb = out[k]
+        hb[:] = 0.0
+        for p in range(blk_begin[k], blk_end[k]):
+            r = rows[p]
+            gr = np.float64(g[r])
+            hr = np.float64(h[r])
+            for j in range(d):
+                idx = 2 * (offsets[j] + B[r, j])
+                hb[idx] += gr
+                hb[idx + 1] += hr
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _reduce_blocks(blocks, seg_first, out):
+    n_seg = seg_first.shape[0] - 1
+    width = blocks.shape[1]
+    n_chunks = (width + 1023) // 1024
+    for t in prange(n_seg * n_chunks):
+        s = t // n_chunks
+        c0 = (t % n_chunks) * 1024
+        c1 = min(width, c0 + 1024)
+        for c in range(c0, c1):
+            acc = 0.0
+            for k in range(seg_first[s], seg_first[s + 1]):
+                acc += blocks[k, c]
+            out[s, c] = acc
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, seg_begin, seg_first,
+                      seg_feature, left_table, mids):
+    nb = blk_begin.shape[0]
+    n_seg = seg_begin.shape[0]
+    counts = np.zeros(nb, dtype=np.int64)
+    for k in prange(nb):
+        s = blk_seg[k]
+        col = Bcol[seg_feature[s]]
+        c = 0
+        for p in range(blk_begin[k], blk_end[k]):
+            c += left_table[s, col[rows[p]]]
+        counts[k] = c
+    left_pos = np.empty(nb, dtype=np.int64)
+    right_pos = np.empty(nb, dtype=np.int64)
+    for s in range(n_seg):
+        tot = 0
+        for k in range(seg_first[s], seg_first[s + 1]):
+            tot += counts[k]
+        lp = seg_begin[s]
+        rp = seg_begin[s] + tot
+        mids[s] = rp
+        for k in range(seg_first[s], seg_first[s + 1]):
+            left_pos[k] = lp
+            right_pos[k] = rp
+            lp += counts[k]
+            rp += (blk_end[k] - blk_begin[k]) - counts[k]
+    for k in prange(nb):
+        s = blk_seg[k]
+        col = Bcol[seg_feature[s]]
+        lp = left_pos[k]
+        rp = right_pos[k]
+        for p in range(blk_begin[k], blk_end[k]):
+            r = rows[p]
+            if left_table[s, col[r]]:
+                tmp[lp] = r
+                lp += 1
+            else:
+                tmp[rp] = r
+                rp += 1
+    for k in prange(nb):
+        for p in range(blk_begin[k], blk_end[k]):
+            rows[p] = tmp[p]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _add_segment_values(rows, blk_seg, blk_begin, blk_end, seg_value, pred):
+    for k in prange(blk_begin.shape[0]):
+        v = seg_value[blk_seg[k]]
+        for p in range(blk_begin[k], blk_end[k]):
+            pred[rows[p]] += v
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _predict_binned(B, feature, table_offset, table, left, right, value, pred):
+    n = B.shape[0]
+    for i in prange(n):
+        node = 0
+        while feature[node] >= 0:
+            if table[table_offset[node] + B[i, feature[node]]]:
+                node = left[node]
+            else:
+                node = right[node]
+        pred[i] += value[node]
+
+
+class CPUBackend(Backend):
+    """Numba kernels over the in-memory binned matrices."""
+
+    name = "cpu"
+
+    def __init__(self, bins_row: np.ndarray, bins_col: np.ndarray, offsets: np.ndarray):
+        self.bins_row = bins_row
+        self.bins_col = bins_col
+        self.offsets = np.ascontiguousarray(offsets[:-1], dtype=np.int64)
+        self.total_bins = int(offsets[-1])
+        self._tmp = np.empty(bins_row.shape[0], dtype=np.int32)
+
+    # ① ------------------------------------------------------------------------------
+    def build_histograms(self, rows, begins, ends, g, h):
+        blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends)
+        blocks = np.empty((blk_begin.size, 2 * self.total_bins), dtype=np.float64)
+        _hist_blocks(self.bins_row, g, h, rows, blk_begin, blk_end, self.offsets, blocks)
+        out = np.empty((len(begins), 2 * self.total_bins), dtype=np.float64)
+        _reduce_blocks(blocks, first, out)
+        return out.reshape(len(begins), self.total_bins, 2)
+
+    # ③ ------------------------------------------------------------------------------
+    def partition(self, rows, begins, ends, features, left_tables):
+        blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends)
+        mids = np.empty(len(begins), dtype=np.int64)
+        _partition_blocks(self.bins_col, rows, self._tmp, blk_seg, blk_begin, blk_end,
+                          np.asarray(begins, dtype=np.int64), first,
+                          np.asarray(features, dtype=np.int64), left_tables, mids)
+        return mids
+
+    # ⑤ ------------------------------------------------------------------------------
+    def add_leaf_values(self, rows, begins, ends, values, pred):
+        blk_seg, blk_begin, blk_end, _ = _make_blocks(begins, ends)
+        _add_segment_values(rows, blk_seg, blk_begin, blk_end,
+                            np.asarray(values, dtype=np.float64), pred)
+
+    def predict_binned(self, bins_row, binned_tree, pred):
+        t = binned_tree
+        _predict_binned(bins_row, t.feature, t.table_offset, t.table, t.left, t.right,
+                        t.value, pred)

@@ -1,0 +1,155 @@
+"""Quantile binning: float features -> small integer bins (the BinMapper of DESIGN.md).
+
+Layout of one field's bins:
+
+* numeric field with ``k`` value bins: bins ``0..k-1`` hold values, bin ``k`` is missing (NaN).
+  Value ``x`` falls in the first bin ``b`` with ``x <= upper_edges[b]``; the last upper edge
+  is ``+inf``. A split "bin <= b goes left" is therefore the raw rule ``x <= upper_edges[b]``.
+* categorical field with ``K`` categories (codes ``0..K-1``): bin ``c`` is category ``c``,
+  bin ``K`` is missing (NaN, or a category training never saw).
+
+All fields of a node share one histogram (group by field): field ``j`` owns the slots
+``offsets[j] .. offsets[j] + n_bins[j] - 1``.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+SAMPLE_ROWS = 200_000
+
+
+def _numeric_edges(values: np.ndarray, max_value_bins: int) -> np.ndarray:
+    """Upper edges (float64, last = inf) of at most ``max_value_bins`` quantile bins."""
+    v = values[~np.isnan(values)]
+    if v.size == 0:
+        return np.array([np.inf])
+    v = np.sort(v.astype(np.float64))
+    flag = np.empty(v.size, dtype=bool)
+    flag[0] = True
+    np.not_equal(v[1:], v[:-1], out=flag[1:])
+    starts = np.flatnonzero(flag)
+    uniq = v[starts]
+    if uniq.size <= max_value_bins:
+        cut_after = np.arange(uniq.size - 1)
+    else:
+        counts = np.diff(np.append(starts, v.size))
+        cum = np.cumsum(counts)
+        total = cum[-1]
+        targets = total * np.arange(1, max_value_bins) / max_value_bins
+        # index of the unique value whose cumulative count first reaches each target
+        idx = np.searchsorted(cum, targets, side="left")
+        idx = np.unique(np.minimum(idx, uniq.size - 2))
+        cut_after = idx
+    edges = (uniq[cut_after] + uniq[cut_after + 1]) * 0.5
+    # midpoint rounding can land on the upper value for adjacent doubles: then use the lower
+    edges = np.where(edges >= uniq[cut_after + 1], uniq[cut_after], edges)
+    return np.append(edges, np.inf)
+
+
+class BinMapper:
+    """Learns per-field bins from (a sample of) the training matrix and applies them."""
+
+    def __init__(self, max_bin: int = 256, sample_rows: int = SAMPLE_ROWS, random_state: int = 0):
+        if not isinstance(max_bin, (int, np.integer)) or max_bin < 2:
+            raise ValueError(f"max_bin must be an integer >= 2, got {max_bin!r}")
+        self.max_bin = int(max_bin)
+        self.sample_rows = int(sample_rows)
+        self.random_state = random_state
+
+    def fit(self, X: np.ndarray, is_categorical: np.ndarray, n_categories: np.ndarray):
+        n, d = X.shape
+        if n > self.sample_rows:
+            rng = np.random.default_rng(self.random_state)
+            sample = np.sort(rng.choice(n, self.sample_rows, replace=False))
+            Xs = X[sample]
+        else:
+            Xs = X
+        max_value_bins = self.max_bin - 1  # one slot is the missing bin
+        n_value = np.empty(d, dtype=np.int32)
+        edges = []
+        for j in range(d):
+            if is_categorical[j]:
+                n_value[j] = max(int(n_categories[j]), 1)
+                edges.append(np.empty(0))
+            else:
+                e = _numeric_edges(Xs[:, j], max_value_bins)
+                n_value[j] = e.size
+                edges.append(e)
+        self.is_categorical = np.asarray(is_categorical, dtype=bool)
+        self.n_value_bins = n_value
+        self.missing_bin = n_value.copy()  # missing bin follows the value bins
+        self.n_bins = n_value + 1
+        self.offsets = np.zeros(d + 1, dtype=np.int64)
+        np.cumsum(self.n_bins, out=self.offsets[1:])
+        self.upper_edges = edges
+        self.edge_offsets = np.zeros(d + 1, dtype=np.int64)
+        np.cumsum([e.size for e in edges], out=self.edge_offsets[1:])
+        self.edges_flat = np.concatenate(edges) if edges else np.empty(0)
+        self.dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
+        return self
+
+    @property
+    def total_bins(self) -> int:
+        return int(self.offsets[-1])
+
+    def transform(self, X: np.ndarray):
+        """Return (row-major bins (n, d), column-major bins (d, n))."""
+        n, d = X.shape
+        if d != self.n_bins.size:
+            raise ValueError(f"X has {d} features, the bin mapper was fit on {self.n_bins.size}")
+        rows = np.empty((n, d), dtype=self.dtype)
+        cols = np.empty((d, n), dtype=self.dtype)
+        _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
+                    self.n_value_bins, rows, cols)
+        return rows, cols
+
+    def threshold(self, field: int, bin_: int) -> float:
+        return float(self.upper_edges[field][bin_])
+
+    # -- (de)serialisation for the model file ------------------------------------------
+    def to_dict(self):
+        return {
+            "max_bin": self.max_bin,
+            "is_categorical": self.is_categorical.tolist(),
+            "n_value_bins": self.n_value_bins.tolist(),
+            "upper_edges": [[float(x) for x in e] for e in self.upper_edges],
+        }
+
+
+@njit(cache=True, nogil=True)
+def _bin_value(x, edges, lo, n_edges):
+    # first edge >= x (edges sorted ascending, last is +inf)
+    a = 0
+    b = n_edges - 1
+    while a < b:
+        m = (a + b) >> 1
+        if edges[lo + m] < x:
+            a = m + 1
+        else:
+            b = m
+    return a
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, rows, cols):
+    n, d = X.shape
+    n_blocks = (n + 4095) // 4096
+    for blk in prange(n_blocks):
+        i0 = blk * 4096
+        i1 = min(n, i0 + 4096)
+        for i in range(i0, i1):
+            for j in range(d):
+                x = X[i, j]
+                if np.isnan(x):
+                    b = n_value[j]
+                elif is_cat[j]:
+                    c = int(x)
+                    b = c if (c >= 0 and c < n_value[j]) else n_value[j]
+                else:
+                    lo = edge_offsets[j]
+                    b = _bin_value(x, edges, lo, edge_offsets[j + 1] - lo)
+                rows[i, j] = b
+        for j in range(d):
+            for i in range(i0, i1):
+                cols[j, i] = rows[i, j]

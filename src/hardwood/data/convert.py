@@ -1,0 +1,277 @@
+"""Turn user feature matrices (numpy, pandas, scipy CSR, lists) into one float matrix.
+
+Every model-facing path (training, validation, prediction) goes through
+:func:`to_float_matrix`, so that categorical columns are coded the same way everywhere:
+a categorical value becomes the index of its category in the training set's category list,
+and NaN marks a missing value *or a category that training never saw* (both follow the
+split's default direction).
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass, field
+
+import numpy as np
+
+try:  # scipy is a hard dependency, but keep the import local to the check
+    import scipy.sparse as _sp
+except ImportError:  # pragma: no cover
+    _sp = None
+
+
+@dataclass
+class FeatureInfo:
+    """What the training matrix looked like: names, which fields are categorical, and the
+    category values of each categorical field (in code order)."""
+
+    names: list
+    is_categorical: np.ndarray  # bool per field
+    categories: list = field(default_factory=list)  # per field: None or a list of values
+
+    @property
+    def n_features(self) -> int:
+        return len(self.names)
+
+    @property
+    def n_categories(self) -> np.ndarray:
+        return np.array([0 if c is None else len(c) for c in self.categories], dtype=np.int32)
+
+
+def _is_pandas_df(X) -> bool:
+    mod = type(X).__module__
+    return mod.startswith("pandas") and type(X).__name__ == "DataFrame"
+
+
+def _resolve_categorical(categorical_features, names, n_features):
+    mask = np.zeros(n_features, dtype=bool)
+    if categorical_features is None:
+        return mask
+    if isinstance(categorical_features, (str, numbers.Integral)):
+        categorical_features = [categorical_features]
+    cf = list(categorical_features)
+    if len(cf) == n_features and all(isinstance(v, (bool, np.bool_)) for v in cf):
+        return np.asarray(cf, dtype=bool)
+    for v in cf:
+        if isinstance(v, (bool, np.bool_)):
+            raise TypeError("categorical_features mixes booleans and indices; pass a boolean "
+                            f"mask of length {n_features} or a list of indices/names")
+        if isinstance(v, numbers.Integral):
+            if not -n_features <= v < n_features:
+                raise ValueError(f"categorical_features index {v} is out of range for "
+                                 f"{n_features} features")
+            mask[int(v)] = True
+        elif isinstance(v, str):
+            if v not in names:
+                raise ValueError(f"categorical_features names unknown column {v!r}")
+            mask[names.index(v)] = True
+        else:
+            raise TypeError(f"categorical_features entries must be int or str, got {type(v).__name__}")
+    return mask
+
+
+def _code_values(col: np.ndarray, cats: np.ndarray, colname) -> np.ndarray:
+    """Map raw categorical values (floats) to codes into ``cats`` (sorted); unseen -> NaN."""
+    out = np.full(col.shape[0], np.nan, dtype=np.float64)
+    ok = ~np.isnan(col)
+    if len(cats) == 0:
+        return out
+    v = col[ok]
+    pos = np.searchsorted(cats, v)
+    pos_c = np.minimum(pos, len(cats) - 1)
+    hit = cats[pos_c] == v
+    codes = np.where(hit, pos_c, np.nan)
+    out[ok] = codes
+    return out
+
+
+def _check_categorical_numeric(col, colname):
+    v = col[~np.isnan(col)]
+    if v.size and (np.any(v < 0) or np.any(v != np.floor(v))):
+        raise ValueError(f"categorical feature {colname!r} must hold non-negative integer "
+                         "codes (or NaN for missing) when given as a numeric array")
+    if v.size and np.any(v > 2**31 - 1):
+        raise ValueError(f"categorical feature {colname!r} has codes too large for int32")
+
+
+def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = None,
+                    feature_names=None, dtype=np.float32, what="X"):
+    """Return ``(matrix, info)``.
+
+    With ``info=None`` the categories are learnt from ``X`` (training); otherwise ``X`` is
+    checked against ``info`` (same columns) and coded with its categories.
+    The matrix is C-contiguous, ``dtype`` (float32 unless a categorical code needs more),
+    NaN for missing. ``±inf`` raises.
+    """
+    if X is None:
+        raise TypeError(f"{what} must be a matrix, got None")
+    if _is_pandas_df(X):
+        mat, names, is_cat, cats = _from_pandas(X, categorical_features, info, dtype, what)
+    else:
+        if _sp is not None and _sp.issparse(X):
+            X = _sp.csr_matrix(X)
+            if X.shape[0] == 0 or X.shape[1] == 0:
+                raise ValueError(f"{what} is empty: shape {X.shape}")
+            mat = np.asarray(X.toarray(), dtype=np.float64 if dtype == np.float64 else np.float32)
+        else:
+            arr = np.asarray(X)
+            if arr.dtype == object:
+                try:
+                    arr = arr.astype(np.float64)
+                except (TypeError, ValueError):
+                    raise TypeError(f"{what} has non-numeric (object) values; encode strings as "
+                                    "pandas 'category' columns or numbers") from None
+            if arr.dtype.kind not in "biuf":
+                raise TypeError(f"{what} must be numeric, got dtype {arr.dtype}")
+            if arr.ndim == 1:
+                raise ValueError(f"{what} must be 2-dimensional (n_samples, n_features), got a "
+                                 f"1-d array of shape {arr.shape}; use X.reshape(-1, 1) for one feature")
+            if arr.ndim != 2:
+                raise ValueError(f"{what} must be 2-dimensional, got shape {arr.shape}")
+            mat = arr
+        if mat.shape[0] == 0 or mat.shape[1] == 0:
+            raise ValueError(f"{what} is empty: shape {mat.shape}")
+        n_features = mat.shape[1]
+        if info is None:
+            names = list(feature_names) if feature_names is not None else [f"f{i}" for i in range(n_features)]
+            if len(names) != n_features:
+                raise ValueError(f"feature_names has {len(names)} names for {n_features} features")
+            is_cat = _resolve_categorical(categorical_features, names, n_features)
+        else:
+            if n_features != info.n_features:
+                raise ValueError(f"{what} has {n_features} features, but the model/training data "
+                                 f"has {info.n_features}")
+            names = info.names
+            is_cat = info.is_categorical
+        work_dtype = np.float64 if (dtype == np.float64 or mat.dtype == np.float64) else np.float32
+        mat = np.ascontiguousarray(mat, dtype=work_dtype)
+        cats = [None] * n_features
+        if is_cat.any():
+            mat = mat.astype(np.float64) if mat.dtype != np.float64 else mat.copy()
+            for j in np.flatnonzero(is_cat):
+                col = mat[:, j]
+                if info is None:
+                    _check_categorical_numeric(col, names[j])
+                    c = np.unique(col[~np.isnan(col)])
+                    cats[j] = c.tolist()
+                else:
+                    c = np.asarray(info.categories[j], dtype=np.float64)
+                    cats[j] = info.categories[j]
+                mat[:, j] = _code_values(col, c, names[j])
+    if info is not None:
+        cats = info.categories
+    _check_finite(mat, what)
+    if info is None:
+        info = FeatureInfo(names=list(map(str, names)), is_categorical=np.asarray(is_cat, bool),
+                           categories=cats)
+    return mat, info
+
+
+def _check_finite(mat, what):
+    if mat.dtype.kind == "f":
+        # NaN is fine (missing); infinities are not.
+        bad = np.isinf(mat)
+        if bad.any():
+            r, c = np.argwhere(bad)[0]
+            raise ValueError(f"{what} contains infinite values (first at row {r}, column {c}); "
+                             "use NaN for missing values")
+
+
+def _from_pandas(df, categorical_features, info, dtype, what):
+    import pandas as pd
+
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise ValueError(f"{what} is empty: shape {df.shape}")
+    names = [str(c) for c in df.columns]
+    n_features = len(names)
+    if info is not None:
+        if n_features != info.n_features:
+            raise ValueError(f"{what} has {n_features} columns, but the model/training data has "
+                             f"{info.n_features}")
+        if names != info.names and not all(n.startswith("f") for n in info.names):
+            missing = [n for n in info.names if n not in names]
+            raise ValueError(f"{what} columns differ from the training columns"
+                             + (f" (missing {missing[:5]})" if missing else " (different order)"))
+        is_cat = info.is_categorical
+    else:
+        is_cat = _resolve_categorical(categorical_features, names, n_features)
+        for j, c in enumerate(df.columns):
+            if isinstance(df[c].dtype, pd.CategoricalDtype):
+                is_cat[j] = True
+    need64 = dtype == np.float64
+    cols = []
+    cats = [None] * n_features
+    for j, c in enumerate(df.columns):
+        s = df[c]
+        if is_cat[j]:
+            if isinstance(s.dtype, pd.CategoricalDtype):
+                values = list(s.cat.categories)
+                codes = s.cat.codes.to_numpy().astype(np.int64)
+                if info is None:
+                    cats[j] = values
+                    col = np.where(codes < 0, np.nan, codes.astype(np.float64))
+                else:
+                    train_vals = info.categories[j] or []
+                    lookup = {v: i for i, v in enumerate(train_vals)}
+                    remap = np.array([lookup.get(v, np.nan) for v in values] + [np.nan], dtype=np.float64)
+                    col = remap[np.where(codes < 0, len(values), codes)]
+            else:
+                if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+                    raise TypeError(f"column {names[j]!r} holds strings; convert it with "
+                                    ".astype('category') to use it as a categorical feature")
+                raw = pd.to_numeric(s, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+                if info is None:
+                    _check_categorical_numeric(raw, names[j])
+                    u = np.unique(raw[~np.isnan(raw)])
+                    cats[j] = u.tolist()
+                    col = _code_values(raw, u, names[j])
+                else:
+                    col = _code_values(raw, np.asarray(info.categories[j], dtype=np.float64), names[j])
+            need64 = need64 or (info is None and cats[j] is not None and len(cats[j]) > 2**24)
+        else:
+            if isinstance(s.dtype, pd.CategoricalDtype):
+                raise TypeError(f"column {names[j]!r} is categorical here but was numeric in training")
+            if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+                raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric; "
+                                "convert it with .astype('category') to use it as a categorical feature")
+            if s.dtype.kind == "f" and s.dtype.itemsize == 8:
+                need64 = need64 or False
+            try:
+                col = s.to_numpy(dtype=np.float64, na_value=np.nan)
+            except (TypeError, ValueError):
+                raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric") from None
+        cols.append(col)
+    out_dtype = np.float64 if need64 else np.float32
+    mat = np.empty((df.shape[0], n_features), dtype=out_dtype)
+    for j, col in enumerate(cols):
+        mat[:, j] = col
+    if info is not None:
+        cats = info.categories
+    return mat, names, is_cat, cats
+
+
+def to_vector(y, n_rows, what, *, allow_none=True):
+    """Labels or weights as a 1-d float64 array of length ``n_rows``."""
+    if y is None:
+        if allow_none:
+            return None
+        raise ValueError(f"{what} is required")
+    if hasattr(y, "to_numpy"):
+        y = y.to_numpy()
+    arr = np.asarray(y)
+    if arr.dtype == object:
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError):
+            raise TypeError(f"{what} must be numeric") from None
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must be numeric, got dtype {arr.dtype}")
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be 1-dimensional, got shape {arr.shape}")
+    if arr.shape[0] != n_rows:
+        raise ValueError(f"{what} has {arr.shape[0]} entries but X has {n_rows} rows")
+    arr = arr.astype(np.float64)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{what} contains NaN or infinite values")
+    return arr

@@ -1,0 +1,82 @@
+"""``hardwood.Dataset``: user data, checked, binned once, kept in both row- and column-major order."""
+from __future__ import annotations
+
+import numpy as np
+
+from .binning import BinMapper
+from .convert import FeatureInfo, to_float_matrix, to_vector
+
+
+class Dataset:
+    """Training or validation data.
+
+    Parameters
+    ----------
+    X : numpy array (float32/float64), pandas DataFrame or scipy sparse matrix
+        Features, NaN for missing. ``category`` columns of a DataFrame are categorical.
+        Absent entries of a sparse matrix are zeros (as in scipy), not missing.
+    y : array-like, optional
+        Labels.
+    weight : array-like, optional
+        Non-negative sample weights.
+    categorical_features : list of int or str, or a boolean mask, optional
+        Extra categorical columns (numeric arrays must hold non-negative integer codes).
+    max_bin : int
+        Most bins per field, the missing bin included (256 keeps bins in uint8).
+    reference : Dataset, optional
+        A training set whose bins (and category maps) this set reuses; use it for
+        validation sets.
+    feature_names : list of str, optional
+    """
+
+    def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
+                 reference: "Dataset | None" = None, feature_names=None, random_state=0):
+        if reference is not None and not isinstance(reference, Dataset):
+            raise TypeError("reference must be a hardwood.Dataset")
+        info = reference.info if reference is not None else None
+        what = "validation X" if reference is not None else "X"
+        mat, info = to_float_matrix(X, categorical_features=categorical_features, info=info,
+                                    feature_names=feature_names, what=what)
+        self.info: FeatureInfo = info
+        self.n_rows, self.n_features = mat.shape
+        self.label = to_vector(y, self.n_rows, "label")
+        if weight is not None:
+            w = to_vector(weight, self.n_rows, "weight")
+            if np.any(w < 0):
+                raise ValueError("weight must be non-negative; found a negative weight")
+            if not np.any(w > 0):
+                raise ValueError("weight is zero for every row")
+            self.weight = w
+        else:
+            self.weight = None
+        if reference is not None:
+            self.bin_mapper = reference.bin_mapper
+        else:
+            self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state).fit(
+                mat, info.is_categorical, info.n_categories)
+        self.max_bin = self.bin_mapper.max_bin
+        self.bins_row, self.bins_col = self.bin_mapper.transform(mat)
+        self.reference = reference
+
+    @property
+    def feature_names(self):
+        return list(self.info.names)
+
+    @property
+    def num_data(self) -> int:
+        return self.n_rows
+
+    @property
+    def num_feature(self) -> int:
+        return self.n_features
+
+    def get_label(self):
+        return self.label
+
+    def get_weight(self):
+        return self.weight
+
+    def __repr__(self):
+        n_cat = int(self.info.is_categorical.sum())
+        return (f"<hardwood.Dataset {self.n_rows} rows x {self.n_features} features"
+                f" ({n_cat} categorical), max_bin={self.max_bin}>")

@@ -1,0 +1,304 @@
+"""The model file: versioned JSON, fully validated on load.
+
+Numba kernels do no bounds checks, so nothing read from a file reaches a kernel before every
+index and length in it has been checked here: a malformed file raises ``ModelFormatError``
+(a ``ValueError``) and never crashes the process.
+
+Layout (version 1)::
+
+    {"format": "hardwood", "version": 1,
+     "objective": str, "n_outputs": int, "base_score": [float] * n_outputs,
+     "features": {"names": [str], "is_categorical": [bool], "categories": [null | [values]]},
+     "params": {...}, "best_iteration": int | null, "best_score": float | null,
+     "tree_group": [int] * n_trees,
+     "trees": [{"feature": [...], "threshold": [...], "left": [...], "right": [...],
+                "default_left": [...], "is_categorical": [...], "cat_offset": [...],
+                "value": [...], "gain": [...], "cover": [...], "count": [...],
+                "cat_bitsets": [...]}]}
+
+Non-finite floats are written as the strings "nan", "inf" and "-inf".
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+
+import numpy as np
+
+from ..data.convert import FeatureInfo
+from .tree import TREE_FIELDS, Tree
+
+FORMAT = "hardwood"
+VERSION = 1
+KNOWN_OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
+                    "binary:logistic", "multi:softprob")
+
+
+class ModelFormatError(ValueError):
+    """A model file or object that is not a valid hardwood model."""
+
+
+def _enc(x):
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _encode_floats(values):
+    return [_enc(float(v)) for v in values]
+
+
+def model_to_dict(model) -> dict:
+    trees = []
+    for t in model.trees:
+        d = t.to_dict()
+        d["threshold"] = _encode_floats(t.threshold)
+        d["value"] = _encode_floats(t.value)
+        d["gain"] = _encode_floats(t.gain)
+        d["cover"] = _encode_floats(t.cover)
+        trees.append(d)
+    cats = []
+    for c in model.info.categories:
+        cats.append(None if c is None else [_enc(v) if isinstance(v, float) else v for v in c])
+    params = {k: v for k, v in model.params.items()
+              if isinstance(v, (int, float, str, bool, type(None), list))}
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "objective": model.objective,
+        "n_outputs": model.n_outputs,
+        "base_score": _encode_floats(model.base_score),
+        "features": {"names": list(model.info.names),
+                     "is_categorical": [bool(b) for b in model.info.is_categorical],
+                     "categories": cats},
+        "params": params,
+        "best_iteration": model.best_iteration,
+        "best_score": None if model.best_score is None else _enc(float(model.best_score)),
+        "tree_group": [int(v) for v in model.tree_group],
+        "trees": trees,
+    }
+
+
+def model_to_json(model) -> str:
+    return json.dumps(model_to_dict(model), separators=(",", ":"), allow_nan=False)
+
+
+def save_model(model, path):
+    text = model_to_json(model)
+    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
+    with open(tmp, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, path)  # never leave a half-written model behind
+
+
+# -- loading -----------------------------------------------------------------------------
+def _fail(msg):
+    raise ModelFormatError(f"invalid hardwood model: {msg}")
+
+
+def _get(d, key, types, where):
+    if not isinstance(d, dict):
+        _fail(f"{where} must be an object")
+    if key not in d:
+        _fail(f"{where} lacks the field {key!r}")
+    v = d[key]
+    if not isinstance(v, types) or (isinstance(v, bool) and bool not in (types if isinstance(types, tuple) else (types,))):
+        _fail(f"{where}.{key} has the wrong type ({type(v).__name__})")
+    return v
+
+
+def _dec_float(v, where):
+    if isinstance(v, bool):
+        _fail(f"{where} holds a boolean where a number belongs")
+    if isinstance(v, (int, float)):
+        return float(v)
+    if v == "nan":
+        return float("nan")
+    if v == "inf":
+        return float("inf")
+    if v == "-inf":
+        return float("-inf")
+    _fail(f"{where} holds {v!r} where a number belongs")
+
+
+def _float_array(values, where):
+    if not isinstance(values, list):
+        _fail(f"{where} must be a list")
+    return np.array([_dec_float(v, where) for v in values], dtype=np.float64)
+
+
+def _int_array(values, where, lo=None, hi=None):
+    if not isinstance(values, list):
+        _fail(f"{where} must be a list")
+    for v in values:
+        if not isinstance(v, int) or isinstance(v, bool):
+            _fail(f"{where} holds {v!r} where an integer belongs")
+    arr = np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
+    if arr.size and ((lo is not None and arr.min() < lo) or (hi is not None and arr.max() > hi)):
+        _fail(f"{where} holds a value outside [{lo}, {hi}]")
+    return arr
+
+
+def _bool_array(values, where):
+    if not isinstance(values, list) or not all(isinstance(v, bool) for v in values):
+        _fail(f"{where} must be a list of booleans")
+    return np.array(values, dtype=bool)
+
+
+def validate_tree(t: Tree, n_features, n_categories, is_cat_feature, where):
+    """Check one tree's structure: lengths, indices, acyclicity, thresholds and bitsets."""
+    n = t.feature.shape[0]
+    if n == 0:
+        _fail(f"{where} has no nodes")
+    for name in TREE_FIELDS:
+        if getattr(t, name).shape != (n,):
+            _fail(f"{where}.{name} has length {getattr(t, name).shape[0]}, expected {n}")
+    feat = t.feature.astype(np.int64)
+    if feat.min() < -1 or feat.max() >= n_features:
+        _fail(f"{where}.feature holds an index outside [-1, {n_features})")
+    internal = feat >= 0
+    ids = np.arange(n)
+    for side in ("left", "right"):
+        c = getattr(t, side).astype(np.int64)[internal]
+        if c.size and (c.min() < 0 or c.max() >= n):
+            _fail(f"{where}.{side} holds a child index outside [0, {n})")
+        # children come after their parent: no cycles, no self loops
+        if np.any(c <= ids[internal]):
+            _fail(f"{where}.{side} points back to an earlier node (a cycle)")
+    children = np.concatenate([t.left[internal], t.right[internal]]).astype(np.int64)
+    if np.unique(children).size != children.size or np.any(children == 0):
+        _fail(f"{where} has a node with more than one parent")
+    if children.size != n - 1:
+        _fail(f"{where} has nodes unreachable from the root")
+    is_cat = t.is_categorical
+    if np.any(is_cat & ~internal):
+        _fail(f"{where} marks a leaf as categorical")
+    if np.any(is_cat & internal & ~is_cat_feature[np.maximum(feat, 0)]):
+        _fail(f"{where} has a categorical split on a numeric feature")
+    num = internal & ~is_cat
+    if np.any(np.isnan(t.threshold[num])):
+        _fail(f"{where}.threshold is NaN at a numeric split")
+    if not np.all(np.isfinite(t.value[~internal])):
+        _fail(f"{where}.value is not finite at a leaf")
+    nb = t.cat_bitsets.shape[0]
+    for i in np.flatnonzero(is_cat):
+        words = (int(n_categories[feat[i]]) + 31) // 32
+        off = int(t.cat_offset[i])
+        if off < 0 or off + max(words, 1) > nb:
+            _fail(f"{where}.cat_offset[{i}] points outside the tree's bitsets")
+
+
+def _feature_info(fd):
+    names = _get(fd, "names", list, "features")
+    if not all(isinstance(s, str) for s in names):
+        _fail("features.names must be strings")
+    is_cat = _bool_array(_get(fd, "is_categorical", list, "features"), "features.is_categorical")
+    cats = _get(fd, "categories", list, "features")
+    if not (len(names) == is_cat.size == len(cats)):
+        _fail("features.names, is_categorical and categories differ in length")
+    if not names:
+        _fail("the model has no features")
+    categories = []
+    for j, c in enumerate(cats):
+        if is_cat[j]:
+            if not isinstance(c, list):
+                _fail(f"features.categories[{j}] must list the categories of a categorical feature")
+            categories.append([_dec_float(v, "features.categories") if isinstance(v, str) and v in ("nan", "inf", "-inf") else v for v in c])
+        else:
+            if c is not None:
+                _fail(f"features.categories[{j}] must be null for a numeric feature")
+            categories.append(None)
+    return FeatureInfo(names=names, is_categorical=is_cat, categories=categories)
+
+
+def model_from_dict(d: dict):
+    from .model import Model
+
+    if not isinstance(d, dict):
+        _fail("the top level must be a JSON object")
+    if d.get("format") != FORMAT:
+        _fail(f"'format' is {d.get('format')!r}, expected {FORMAT!r}")
+    version = d.get("version")
+    if not isinstance(version, int) or isinstance(version, bool):
+        _fail("'version' must be an integer")
+    if version > VERSION:
+        raise ModelFormatError(f"model file version {version} is newer than this hardwood "
+                               f"understands ({VERSION}); upgrade hardwood")
+    if version < 1:
+        _fail(f"unknown version {version}")
+    objective = _get(d, "objective", str, "model")
+    if objective not in KNOWN_OBJECTIVES:
+        _fail(f"unknown objective {objective!r}")
+    n_outputs = _get(d, "n_outputs", int, "model")
+    if n_outputs < 1 or n_outputs > 1_000_000:
+        _fail(f"n_outputs {n_outputs} is out of range")
+    if (objective == "multi:softprob") != (n_outputs > 1):
+        _fail(f"n_outputs {n_outputs} does not fit objective {objective!r}")
+    base = _float_array(_get(d, "base_score", list, "model"), "base_score")
+    if base.shape != (n_outputs,) or not np.all(np.isfinite(base)):
+        _fail("base_score must hold one finite number per output")
+    info = _feature_info(_get(d, "features", dict, "model"))
+    n_features = info.n_features
+    n_categories = info.n_categories
+    trees_d = _get(d, "trees", list, "model")
+    group = _int_array(_get(d, "tree_group", list, "model"), "tree_group", 0, n_outputs - 1)
+    if group.size != len(trees_d):
+        _fail(f"tree_group has {group.size} entries for {len(trees_d)} trees")
+    trees = []
+    for i, td in enumerate(trees_d):
+        where = f"trees[{i}]"
+        if not isinstance(td, dict):
+            _fail(f"{where} must be an object")
+        arrays = {}
+        for name, dtype in TREE_FIELDS.items():
+            raw = _get(td, name, list, where)
+            if dtype is np.bool_:
+                arrays[name] = _bool_array(raw, f"{where}.{name}")
+            elif np.issubdtype(dtype, np.integer):
+                arrays[name] = _int_array(raw, f"{where}.{name}", -2**31, 2**31 - 1)
+            else:
+                arrays[name] = _float_array(raw, f"{where}.{name}")
+        arrays["cat_bitsets"] = _int_array(_get(td, "cat_bitsets", list, where),
+                                           f"{where}.cat_bitsets", 0, 2**32 - 1)
+        tree = Tree.from_arrays(**arrays)
+        validate_tree(tree, n_features, n_categories, info.is_categorical, where)
+        trees.append(tree)
+    best_it = d.get("best_iteration")
+    if best_it is not None and (not isinstance(best_it, int) or isinstance(best_it, bool)
+                                or not 0 <= best_it < max(1, len(trees) // n_outputs)):
+        _fail("best_iteration is out of range")
+    best_score = d.get("best_score")
+    if best_score is not None:
+        best_score = _dec_float(best_score, "best_score")
+    params = d.get("params", {})
+    if not isinstance(params, dict):
+        _fail("params must be an object")
+    return Model(trees, group, base, objective, n_outputs, info, params=params,
+                 best_iteration=best_it, best_score=best_score)
+
+
+def load_model(path_or_text):
+    """Load a model saved by ``Model.save`` (a path, or the JSON text itself)."""
+    if isinstance(path_or_text, (bytes, bytearray)):
+        text = bytes(path_or_text).decode("utf-8", errors="strict")
+    elif isinstance(path_or_text, str) and path_or_text.lstrip().startswith("{"):
+        text = path_or_text
+    else:
+        try:
+            with open(path_or_text, "rb") as fh:
+                raw = fh.read()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"no model file at {path_or_text!r}") from None
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            _fail("the file is not UTF-8 JSON text")
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ModelFormatError(f"invalid hardwood model: not valid JSON ({e.msg} at line "
+                               f"{e.lineno}, column {e.colno}); the file may be truncated") from None
+    except RecursionError:
+        _fail("JSON nested too deeply")
+    return model_from_dict(d)

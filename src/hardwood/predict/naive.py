@@ -1,0 +1,122 @@
+"""The reference predictor: every row walks every tree. A Numba kernel, parallel over rows.
+
+It works on a :class:`PackedForest`: all trees' node arrays concatenated, child indices made
+absolute. Categorical values arrive as category codes (see ``data.convert``); a code at or
+beyond the field's category count, or NaN, follows the default direction.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numba import njit, prange
+
+
+@dataclass
+class PackedForest:
+    feature: np.ndarray  # int32
+    threshold: np.ndarray  # float64
+    left: np.ndarray  # int32 (absolute)
+    right: np.ndarray  # int32 (absolute)
+    default_left: np.ndarray  # bool
+    is_categorical: np.ndarray  # bool
+    cat_offset: np.ndarray  # int64 (absolute into bitsets)
+    value: np.ndarray  # float64
+    bitsets: np.ndarray  # uint32
+    roots: np.ndarray  # int64, first node of each tree
+    tree_group: np.ndarray  # int32, output each tree adds to
+    n_categories: np.ndarray  # int64 per feature
+
+
+def pack(trees, tree_group, n_categories) -> PackedForest:
+    sizes = np.array([t.n_nodes for t in trees], dtype=np.int64)
+    roots = np.zeros(len(trees), dtype=np.int64)
+    if len(trees):
+        roots[1:] = np.cumsum(sizes)[:-1]
+    wsizes = np.array([t.cat_bitsets.size for t in trees], dtype=np.int64)
+    woff = np.zeros(len(trees), dtype=np.int64)
+    if len(trees):
+        woff[1:] = np.cumsum(wsizes)[:-1]
+
+    def cat(name, dtype):
+        if not trees:
+            return np.zeros(0, dtype=dtype)
+        return np.concatenate([getattr(t, name) for t in trees]).astype(dtype)
+
+    left = cat("left", np.int64)
+    right = cat("right", np.int64)
+    cat_offset = cat("cat_offset", np.int64)
+    node_tree = np.repeat(np.arange(len(trees)), sizes)
+    internal = cat("feature", np.int32) >= 0
+    left = np.where(internal, left + roots[node_tree], -1).astype(np.int32)
+    right = np.where(internal, right + roots[node_tree], -1).astype(np.int32)
+    cat_offset = np.where(cat_offset >= 0, cat_offset + woff[node_tree], -1)
+    return PackedForest(
+        feature=cat("feature", np.int32), threshold=cat("threshold", np.float64),
+        left=left, right=right, default_left=cat("default_left", np.bool_),
+        is_categorical=cat("is_categorical", np.bool_), cat_offset=cat_offset,
+        value=cat("value", np.float64), bitsets=cat("cat_bitsets", np.uint32),
+        roots=roots, tree_group=np.asarray(tree_group, dtype=np.int32),
+        n_categories=np.asarray(n_categories, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_of(x, node, feature, threshold, left, right, default_left, is_cat, cat_offset,
+             bitsets, n_categories):
+    while feature[node] >= 0:
+        f = feature[node]
+        v = x[f]
+        if np.isnan(v):
+            go_left = default_left[node]
+        elif is_cat[node]:
+            c = np.int64(v)
+            if c < 0 or c >= n_categories[f]:
+                go_left = default_left[node]
+            else:
+                go_left = (bitsets[cat_offset[node] + (c >> 5)] >> np.uint32(c & 31)) & np.uint32(1) == 1
+        else:
+            go_left = v <= threshold[node]
+        node = left[node] if go_left else right[node]
+    return node
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def predict_raw_kernel(X, t0, t1, feature, threshold, left, right, default_left, is_cat,
+                       cat_offset, value, bitsets, roots, tree_group, n_categories, out):
+    n = X.shape[0]
+    for i in prange(n):
+        x = X[i]
+        for t in range(t0, t1):
+            leaf = _leaf_of(x, roots[t], feature, threshold, left, right, default_left,
+                            is_cat, cat_offset, bitsets, n_categories)
+            out[i, tree_group[t]] += value[leaf]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def predict_leaf_kernel(X, t0, t1, feature, threshold, left, right, default_left, is_cat,
+                        cat_offset, bitsets, roots, n_categories, out):
+    n = X.shape[0]
+    for i in prange(n):
+        x = X[i]
+        for t in range(t0, t1):
+            leaf = _leaf_of(x, roots[t], feature, threshold, left, right, default_left,
+                            is_cat, cat_offset, bitsets, n_categories)
+            out[i, t - t0] = leaf - roots[t]
+
+
+def predict_raw(forest: PackedForest, X, t0, t1, base_margin, n_outputs):
+    out = np.empty((X.shape[0], n_outputs), dtype=np.float64)
+    out[:] = base_margin[None, :]
+    f = forest
+    predict_raw_kernel(X, t0, t1, f.feature, f.threshold, f.left, f.right, f.default_left,
+                       f.is_categorical, f.cat_offset, f.value, f.bitsets, f.roots,
+                       f.tree_group, f.n_categories, out)
+    return out
+
+
+def predict_leaf(forest: PackedForest, X, t0, t1):
+    out = np.empty((X.shape[0], t1 - t0), dtype=np.int32)
+    f = forest
+    predict_leaf_kernel(X, t0, t1, f.feature, f.threshold, f.left, f.right, f.default_left,
+                        f.is_categorical, f.cat_offset, f.bitsets, f.roots, f.n_categories, out)
+    return out

@@ -1,0 +1,93 @@
+"""Training callbacks, XGBoost style: subclass ``TrainingCallback`` and return True from
+``before_iteration``/``after_iteration`` to stop training. A plain callable
+``f(model, iteration, evals_result)`` is run after each iteration (True stops)."""
+from __future__ import annotations
+
+import math
+
+
+class TrainingCallback:
+    def before_training(self, model):
+        return model
+
+    def after_training(self, model):
+        return model
+
+    def before_iteration(self, model, epoch: int, evals_log: dict) -> bool:
+        return False
+
+    def after_iteration(self, model, epoch: int, evals_log: dict) -> bool:
+        return False
+
+
+class _FunctionCallback(TrainingCallback):
+    def __init__(self, fn):
+        self.fn = fn
+
+    def after_iteration(self, model, epoch, evals_log):
+        return bool(self.fn(model, epoch, evals_log))
+
+
+class CallbackContainer:
+    def __init__(self, callbacks):
+        self.callbacks = []
+        for cb in callbacks:
+            if isinstance(cb, TrainingCallback):
+                self.callbacks.append(cb)
+            elif callable(cb):
+                self.callbacks.append(_FunctionCallback(cb))
+            else:
+                raise TypeError(f"callback {cb!r} is neither a TrainingCallback nor callable")
+
+    def before_training(self, model):
+        for cb in self.callbacks:
+            cb.before_training(model)
+
+    def after_training(self, model):
+        for cb in self.callbacks:
+            cb.after_training(model)
+
+    def before_iteration(self, model, epoch, log):
+        return any([bool(cb.before_iteration(model, epoch, log)) for cb in self.callbacks])
+
+    def after_iteration(self, model, epoch, log):
+        return any([bool(cb.after_iteration(model, epoch, log)) for cb in self.callbacks])
+
+
+class EarlyStopping(TrainingCallback):
+    """Stop when ``metric`` on ``data_name`` has not improved for ``rounds`` rounds."""
+
+    def __init__(self, rounds, metric, data_name, maximize=False):
+        self.rounds = rounds
+        self.metric = metric
+        self.data_name = data_name
+        self.maximize = maximize
+        self.best_iteration = None
+        self.best_score = None
+
+    def after_iteration(self, model, epoch, evals_log):
+        score = evals_log[self.data_name][self.metric][-1]
+        if math.isnan(score):
+            better = self.best_score is None
+        elif self.best_score is None or math.isnan(self.best_score):
+            better = True
+        else:
+            better = score > self.best_score if self.maximize else score < self.best_score
+        if better:
+            self.best_score = score
+            self.best_iteration = epoch
+        model.best_iteration = self.best_iteration
+        model.best_score = self.best_score
+        return epoch - self.best_iteration >= self.rounds
+
+
+class EvaluationPrinter(TrainingCallback):
+    def __init__(self, period=1):
+        self.period = max(1, period)
+
+    def after_iteration(self, model, epoch, evals_log):
+        if epoch % self.period == 0:
+            parts = [f"{name}-{m}:{vals[-1]:.5f}" for name, ms in evals_log.items()
+                     for m, vals in ms.items()]
+            print(f"[{epoch}]\t" + "\t".join(parts), flush=True)
+        return False

@@ -1,0 +1,134 @@
+"""Training parameters: XGBoost names, LightGBM aliases, defaults and validation."""
+from __future__ import annotations
+
+import difflib
+import numbers
+
+DEFAULTS = {
+    "objective": "reg:squarederror",
+    "learning_rate": 0.3,
+    "max_depth": None,  # 6 for depthwise, 0 (no limit) for lossguide
+    "max_leaves": 0,
+    "grow_policy": "depthwise",
+    "min_child_weight": 1.0,
+    "reg_lambda": 1.0,
+    "reg_alpha": 0.0,
+    "gamma": 0.0,
+    "max_bin": None,  # taken from the Dataset
+    "subsample": 1.0,
+    "colsample_bytree": 1.0,
+    "colsample_bynode": 1.0,
+    "max_cat_to_onehot": 4,
+    "max_cat_threshold": 64,
+    "base_score": None,  # estimated from the labels
+    "random_state": 0,
+    "n_jobs": None,  # all cores
+    "eval_metric": None,
+    "num_class": None,
+    "huber_slope": 1.0,
+    "verbose": False,
+    "device": "cpu",
+    "backend": None,  # internal: 'cpu' or 'reference' (the naive twins)
+}
+
+ALIASES = {
+    "eta": "learning_rate", "shrinkage_rate": "learning_rate",
+    "lambda": "reg_lambda", "lambda_l2": "reg_lambda",
+    "alpha": "reg_alpha", "lambda_l1": "reg_alpha",
+    "min_split_loss": "gamma", "min_gain_to_split": "gamma",
+    "num_leaves": "max_leaves",
+    "min_sum_hessian_in_leaf": "min_child_weight", "min_sum_hessian": "min_child_weight",
+    "bagging_fraction": "subsample",
+    "feature_fraction": "colsample_bytree", "feature_fraction_bynode": "colsample_bynode",
+    "seed": "random_state", "random_seed": "random_state",
+    "nthread": "n_jobs", "num_threads": "n_jobs", "n_threads": "n_jobs",
+    "metric": "eval_metric", "num_classes": "num_class",
+    "verbosity": "verbose", "max_bins": "max_bin",
+    "tree_method": None,  # accepted and ignored: hardwood always trains on histograms
+}
+
+GROW_POLICIES = ("depthwise", "lossguide")
+
+
+def _num(p, key, lo=None, hi=None, lo_open=False, integer=False):
+    v = p[key]
+    ok_type = isinstance(v, numbers.Integral) if integer else isinstance(v, numbers.Real)
+    if not ok_type or isinstance(v, bool):
+        raise TypeError(f"parameter {key!r} must be {'an integer' if integer else 'a number'}, got {v!r}")
+    if v != v:
+        raise ValueError(f"parameter {key!r} is NaN")
+    if lo is not None and (v < lo or (lo_open and v == lo)):
+        raise ValueError(f"parameter {key!r} must be {'>' if lo_open else '>='} {lo}, got {v}")
+    if hi is not None and v > hi:
+        raise ValueError(f"parameter {key!r} must be <= {hi}, got {v}")
+    p[key] = int(v) if integer else float(v)
+
+
+def resolve_params(params) -> dict:
+    """Defaults + user params (aliases mapped), validated. Raises on unknown names."""
+    if params is None:
+        params = {}
+    if not isinstance(params, dict):
+        raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    p = dict(DEFAULTS)
+    seen = {}
+    for k, v in params.items():
+        key = ALIASES.get(k, k)
+        if k in ALIASES and ALIASES[k] is None:
+            continue
+        if key not in DEFAULTS:
+            close = difflib.get_close_matches(k, list(DEFAULTS) + list(ALIASES), n=3)
+            hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""
+            raise ValueError(f"unknown parameter {k!r}{hint}")
+        if key in seen and seen[key] != k:
+            raise ValueError(f"parameters {seen[key]!r} and {k!r} are the same setting; give one")
+        seen[key] = k
+        p[key] = v
+    _num(p, "learning_rate", 0, lo_open=True)
+    _num(p, "reg_lambda", 0)
+    _num(p, "reg_alpha", 0)
+    _num(p, "gamma", 0)
+    _num(p, "min_child_weight", 0)
+    _num(p, "subsample", 0, 1, lo_open=True)
+    _num(p, "colsample_bytree", 0, 1, lo_open=True)
+    _num(p, "colsample_bynode", 0, 1, lo_open=True)
+    _num(p, "max_cat_to_onehot", 1, integer=True)
+    _num(p, "max_cat_threshold", 1, integer=True)
+    _num(p, "huber_slope", 0, lo_open=True)
+    _num(p, "max_leaves", 0, integer=True)
+    if p["grow_policy"] not in GROW_POLICIES:
+        raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {p['grow_policy']!r}")
+    if p["max_depth"] is None:
+        p["max_depth"] = 0 if p["grow_policy"] == "lossguide" else 6
+    if p["max_depth"] == -1:  # LightGBM's "no limit"
+        p["max_depth"] = 0
+    _num(p, "max_depth", 0, integer=True)
+    if p["grow_policy"] == "depthwise" and p["max_depth"] == 0 and p["max_leaves"] == 0:
+        raise ValueError("grow_policy='depthwise' needs max_depth > 0 or max_leaves > 0")
+    if p["max_leaves"] == 1:
+        raise ValueError("max_leaves must be 0 (no limit) or >= 2")
+    if p["max_bin"] is not None:
+        _num(p, "max_bin", 2, integer=True)
+    if p["n_jobs"] is not None:
+        _num(p, "n_jobs", integer=True)
+        if p["n_jobs"] == 0:
+            raise ValueError("n_jobs must be a positive number of threads, or -1/None for all cores")
+    if p["random_state"] is None:
+        p["random_state"] = 0
+    _num(p, "random_state", 0, integer=True)
+    if p["num_class"] is not None:
+        _num(p, "num_class", 2, integer=True)
+    if p["device"] not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {p['device']!r}")
+    if p["device"] == "cuda":
+        raise ValueError("device='cuda' is not supported by the boosting trainer yet; use device='cpu'")
+    if p["backend"] is None:
+        p["backend"] = "cpu"
+    if p["backend"] not in ("cpu", "reference"):
+        raise ValueError(f"backend must be 'cpu' or 'reference', got {p['backend']!r}")
+    if isinstance(p["eval_metric"], str):
+        p["eval_metric"] = [p["eval_metric"]]
+    elif p["eval_metric"] is not None:
+        p["eval_metric"] = list(p["eval_metric"])
+    p["verbose"] = bool(p["verbose"])
+    return p

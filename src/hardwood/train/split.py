@@ -1,0 +1,241 @@
+"""Step ②: the best split of each node from its histogram (shared host code).
+
+Gain is XGBoost's: ``score(L) + score(R) - score(parent)`` with
+``score(G, H) = T(G)^2 / (H + lambda)`` and ``T`` the L1 soft threshold by ``alpha``.
+A split needs both children to carry hessian >= ``min_child_weight`` and a gain above
+``gamma``. For every split both places of the missing bin are tried.
+
+Categorical fields (group by field: one histogram slot per category, one for missing):
+
+* at most ``max_cat_to_onehot`` non-empty categories: one category vs the rest;
+* otherwise categories sorted by ``G / (H + lambda)``, and the best prefix of that order
+  (from either end, at most ``max_cat_threshold`` categories) goes left.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+MIN_HESS = 1e-8
+RT_EPS = 1e-6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _t(G, alpha):
+    if G > alpha:
+        return G - alpha
+    if G < -alpha:
+        return G + alpha
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def score(G, H, lam, alpha):
+    t = _t(G, alpha)
+    return t * t / (H + lam)
+
+
+@njit(cache=True, nogil=True)
+def leaf_weight(G, H, lam, alpha):
+    return -_t(G, alpha) / (H + lam)
+
+
+@njit(cache=True, nogil=True)
+def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
+    Gm = hist[off + nv, 0]
+    Hm = hist[off + nv, 1]
+    best = -np.inf
+    best_bin = -1
+    best_dl = False
+    best_GL = 0.0
+    best_HL = 0.0
+    min_h = max(mcw, MIN_HESS)
+    GL = 0.0
+    HL = 0.0
+    for b in range(nv):
+        GL += hist[off + b, 0]
+        HL += hist[off + b, 1]
+        # missing goes right
+        GR = G - GL
+        HR = H - HL
+        if HL >= min_h and HR >= min_h:
+            gain = score(GL, HL, lam, alpha) + score(GR, HR, lam, alpha) - parent
+            if gain > best:
+                best = gain
+                best_bin = b
+                best_dl = False
+                best_GL = GL
+                best_HL = HL
+        # missing goes left
+        if Hm > 0.0:
+            GL2 = GL + Gm
+            HL2 = HL + Hm
+            GR = G - GL2
+            HR = H - HL2
+            if HL2 >= min_h and HR >= min_h:
+                gain = score(GL2, HL2, lam, alpha) + score(GR, HR, lam, alpha) - parent
+                if gain > best:
+                    best = gain
+                    best_bin = b
+                    best_dl = True
+                    best_GL = GL2
+                    best_HL = HL2
+    return best, best_bin, best_dl, best_GL, best_HL
+
+
+@njit(cache=True, nogil=True)
+def _category_order(hist, off, K, lam):
+    """Non-empty categories of the field, sorted by G/(H+lambda) (stable)."""
+    cnt = 0
+    for c in range(K):
+        if hist[off + c, 1] > 0.0:
+            cnt += 1
+    cats = np.empty(cnt, dtype=np.int64)
+    keys = np.empty(cnt, dtype=np.float64)
+    i = 0
+    for c in range(K):
+        if hist[off + c, 1] > 0.0:
+            cats[i] = c
+            keys[i] = hist[off + c, 0] / (hist[off + c, 1] + lam)
+            i += 1
+    order = np.argsort(keys, kind="mergesort")
+    return cats[order]
+
+
+@njit(cache=True, nogil=True)
+def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr):
+    """Returns (gain, code, default_left, GL, HL); ``code`` encodes the left set:
+    ``-(c+1)`` one-hot on category c, ``+k`` the first k sorted categories,
+    ``K + k`` the last k sorted categories (see ``categorical_left_set``)."""
+    Gm = hist[off + K, 0]
+    Hm = hist[off + K, 1]
+    min_h = max(mcw, MIN_HESS)
+    best = -np.inf
+    best_code = 0
+    best_dl = False
+    best_GL = 0.0
+    best_HL = 0.0
+    cats = _category_order(hist, off, K, lam)
+    m = cats.shape[0]
+    if m == 0:
+        return best, best_code, best_dl, best_GL, best_HL
+    if m <= max_onehot:
+        for i in range(m):
+            c = cats[i]
+            for dl in range(2):
+                GL = hist[off + c, 0]
+                HL = hist[off + c, 1]
+                if dl == 1:
+                    if Hm <= 0.0:
+                        continue
+                    GL += Gm
+                    HL += Hm
+                GR = G - GL
+                HR = H - HL
+                if HL >= min_h and HR >= min_h:
+                    gain = score(GL, HL, lam, alpha) + score(GR, HR, lam, alpha) - parent
+                    if gain > best:
+                        best = gain
+                        best_code = -(c + 1)
+                        best_dl = dl == 1
+                        best_GL = GL
+                        best_HL = HL
+        return best, best_code, best_dl, best_GL, best_HL
+    limit = min(max_thr, m - 1)
+    for direction in range(2):
+        GL = 0.0
+        HL = 0.0
+        for k in range(1, limit + 1):
+            c = cats[k - 1] if direction == 0 else cats[m - k]
+            GL += hist[off + c, 0]
+            HL += hist[off + c, 1]
+            for dl in range(2):
+                GLx = GL
+                HLx = HL
+                if dl == 1:
+                    if Hm <= 0.0:
+                        continue
+                    GLx += Gm
+                    HLx += Hm
+                GR = G - GLx
+                HR = H - HLx
+                if HLx >= min_h and HR >= min_h:
+                    gain = score(GLx, HLx, lam, alpha) + score(GR, HR, lam, alpha) - parent
+                    if gain > best:
+                        best = gain
+                        best_code = k if direction == 0 else K + k
+                        best_dl = dl == 1
+                        best_GL = GLx
+                        best_HL = HLx
+    return best, best_code, best_dl, best_GL, best_HL
+
+
+@njit(cache=True, nogil=True)
+def categorical_left_set(hist, off, K, lam, code):
+    """Boolean mask over the K categories that go left, decoded from ``code``."""
+    left = np.zeros(K, dtype=np.bool_)
+    if code < 0:
+        left[-code - 1] = True
+        return left
+    cats = _category_order(hist, off, K, lam)
+    m = cats.shape[0]
+    if code <= K:
+        for i in range(code):
+            left[cats[i]] = True
+    else:
+        k = code - K
+        for i in range(k):
+            left[cats[m - 1 - i]] = True
+    return left
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+                     lam, alpha, mcw, max_onehot, max_thr):
+    """Best split of every node: arrays (gain, feature, code, default_left, GL, HL).
+
+    ``code`` is the split bin for numeric fields (bins <= code go left) and the encoded left
+    set of ``_scan_categorical`` for categorical ones. ``gain`` is -inf where no split is valid.
+    """
+    n_nodes = hists.shape[0]
+    d = offsets.shape[0]
+    f_gain = np.full((n_nodes, d), -np.inf)
+    f_code = np.zeros((n_nodes, d), dtype=np.int64)
+    f_dl = np.zeros((n_nodes, d), dtype=np.bool_)
+    f_GL = np.zeros((n_nodes, d))
+    f_HL = np.zeros((n_nodes, d))
+    for t in prange(n_nodes * d):
+        s = t // d
+        j = t % d
+        if not feat_mask[s, j]:
+            continue
+        G = node_G[s]
+        H = node_H[s]
+        parent = score(G, H, lam, alpha)
+        if is_cat[j]:
+            gain, code, dl, GL, HL = _scan_categorical(hists[s], offsets[j], n_value_bins[j], G, H,
+                                                       lam, alpha, mcw, parent, max_onehot, max_thr)
+        else:
+            gain, code, dl, GL, HL = _scan_numeric(hists[s], offsets[j], n_value_bins[j], G, H,
+                                                   lam, alpha, mcw, parent)
+        f_gain[s, j] = gain
+        f_code[s, j] = code
+        f_dl[s, j] = dl
+        f_GL[s, j] = GL
+        f_HL[s, j] = HL
+    gain = np.full(n_nodes, -np.inf)
+    feature = np.full(n_nodes, -1, dtype=np.int64)
+    code = np.zeros(n_nodes, dtype=np.int64)
+    dl = np.zeros(n_nodes, dtype=np.bool_)
+    GL = np.zeros(n_nodes)
+    HL = np.zeros(n_nodes)
+    for s in range(n_nodes):
+        for j in range(d):
+            if f_gain[s, j] > gain[s]:
+                gain[s] = f_gain[s, j]
+                feature[s] = j
+                code[s] = f_code[s, j]
+                dl[s] = f_dl[s, j]
+                GL[s] = f_GL[s, j]
+                HL[s] = f_HL[s, j]
+    return gain, feature, code, dl, GL, HL

@@ -13,9 +13,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ._intrinsics import prefetch
 from .base import Backend
 
 BLOCK = 16384
+PREFETCH_AHEAD = 16  # rows
 
 
 def _make_blocks(begins, ends, block=BLOCK):
@@ -38,10 +40,18 @@ def _make_blocks(begins, ends, block=BLOCK):
 def _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out):
     nb = blk_begin.shape[0]
     d = B.shape[1]
+    Bf = B.reshape(-1)
     for k in prange(nb):
         hb = out[k]
         hb[:] = 0.0
-        for p in range(blk_begin[k], blk_end[k]):
+        p1 = blk_end[k]
+        for p in range(blk_begin[k], p1):
+            if p + PREFETCH_AHEAD < p1:
+                q = np.int64(rows[p + PREFETCH_AHEAD])
+                prefetch(Bf, q * d)
+                prefetch(Bf, q * d + d - 1)
+                prefetch(g, q)
+                prefetch(h, q)
             r = rows[p]
             gr = np.float64(g[r])
             hr = np.float64(h[r])
@@ -68,7 +78,7 @@ def _reduce_blocks(blocks, seg_first, out):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, seg_begin, seg_first,
+def _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, seg_begin, seg_first,
                       seg_feature, left_table, mids):
     nb = blk_begin.shape[0]
     n_seg = seg_begin.shape[0]
@@ -77,8 +87,13 @@ def _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, seg_begin, s
         s = blk_seg[k]
         col = Bcol[seg_feature[s]]
         c = 0
-        for p in range(blk_begin[k], blk_end[k]):
-            c += left_table[s, col[rows[p]]]
+        p1 = blk_end[k]
+        for p in range(blk_begin[k], p1):
+            if p + PREFETCH_AHEAD < p1:
+                prefetch(col, rows[p + PREFETCH_AHEAD])
+            f = left_table[s, col[rows[p]]]
+            flags[p] = f
+            c += f
         counts[k] = c
     left_pos = np.empty(nb, dtype=np.int64)
     right_pos = np.empty(nb, dtype=np.int64)
@@ -95,13 +110,11 @@ def _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, seg_begin, s
             lp += counts[k]
             rp += (blk_end[k] - blk_begin[k]) - counts[k]
     for k in prange(nb):
-        s = blk_seg[k]
-        col = Bcol[seg_feature[s]]
         lp = left_pos[k]
         rp = right_pos[k]
         for p in range(blk_begin[k], blk_end[k]):
             r = rows[p]
-            if left_table[s, col[r]]:
+            if flags[p]:
                 tmp[lp] = r
                 lp += 1
             else:
@@ -144,6 +157,7 @@ class CPUBackend(Backend):
         self.offsets = np.ascontiguousarray(offsets[:-1], dtype=np.int64)
         self.total_bins = int(offsets[-1])
         self._tmp = np.empty(bins_row.shape[0], dtype=np.int32)
+        self._flags = np.empty(bins_row.shape[0], dtype=np.uint8)
 
     # ① ------------------------------------------------------------------------------
     def build_histograms(self, rows, begins, ends, g, h):
@@ -158,7 +172,7 @@ class CPUBackend(Backend):
     def partition(self, rows, begins, ends, features, left_tables):
         blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends)
         mids = np.empty(len(begins), dtype=np.int64)
-        _partition_blocks(self.bins_col, rows, self._tmp, blk_seg, blk_begin, blk_end,
+        _partition_blocks(self.bins_col, rows, self._tmp, self._flags, blk_seg, blk_begin, blk_end,
                           np.asarray(begins, dtype=np.int64), first,
                           np.asarray(features, dtype=np.int64), left_tables, mids)
         return mids

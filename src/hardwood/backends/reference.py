@@ -55,3 +55,47 @@ class ReferenceBackend(Backend):
                 b = int(bins_row[i, t.feature[node]])
                 node = t.left[node] if t.table[t.table_offset[node] + b] else t.right[node]
             pred[i] += t.value[node]
+
+
+def _score_naive(G, H, lam, alpha):
+    t = np.sign(G) * max(abs(G) - alpha, 0.0)
+    return t * t / (H + lam)
+
+
+def numeric_split_naive(hist, off, nv, lam, alpha, mcw):
+    """Best (gain, bin, default_left) over every threshold and both missing directions,
+    by brute force; bins <= bin go left."""
+    G = hist[off:off + nv + 1, 0].sum()
+    H = hist[off:off + nv + 1, 1].sum()
+    parent = _score_naive(G, H, lam, alpha)
+    miss = hist[off + nv]
+    best = (-np.inf, -1, False)
+    for b in range(nv):
+        left = hist[off:off + b + 1].sum(axis=0)
+        for dl in (False, True):
+            L = left + miss if dl else left
+            R = np.array([G, H]) - L
+            if L[1] >= max(mcw, 1e-8) and R[1] >= max(mcw, 1e-8):
+                gain = _score_naive(L[0], L[1], lam, alpha) + _score_naive(R[0], R[1], lam, alpha) - parent
+                if gain > best[0] + 1e-12:
+                    best = (gain, b, dl)
+    return best
+
+
+def categorical_split_naive(hist, off, K, lam, alpha, mcw):
+    """Best gain over every subset of the non-empty categories going left (small K only)."""
+    G = hist[off:off + K + 1, 0].sum()
+    H = hist[off:off + K + 1, 1].sum()
+    parent = _score_naive(G, H, lam, alpha)
+    cats = [c for c in range(K) if hist[off + c, 1] > 0]
+    miss = hist[off + K]
+    best = -np.inf
+    for bits in range(1, 2 ** len(cats) - 1):
+        left = sum(hist[off + c] for i, c in enumerate(cats) if bits >> i & 1)
+        for dl in (False, True):
+            L = left + miss if dl else left
+            R = np.array([G, H]) - L
+            if L[1] >= max(mcw, 1e-8) and R[1] >= max(mcw, 1e-8):
+                best = max(best, _score_naive(L[0], L[1], lam, alpha)
+                           + _score_naive(R[0], R[1], lam, alpha) - parent)
+    return best

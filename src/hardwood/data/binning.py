@@ -19,12 +19,18 @@ from numba import njit, prange
 SAMPLE_ROWS = 200_000
 
 
-def _numeric_edges(values: np.ndarray, max_value_bins: int) -> np.ndarray:
-    """Upper edges (float64, last = inf) of at most ``max_value_bins`` quantile bins."""
-    v = values[~np.isnan(values)]
+def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.ndarray:
+    """Upper edges (float64, last = inf) of at most ``max_value_bins`` quantile bins
+    (weighted quantiles when ``weights`` is given: a row of weight 2 counts as two rows)."""
+    ok = ~np.isnan(values)
+    if weights is not None:
+        ok &= weights > 0
+    v = values[ok]
     if v.size == 0:
         return np.array([np.inf])
-    v = np.sort(v.astype(np.float64))
+    order = np.argsort(v, kind="stable")
+    v = v[order].astype(np.float64)
+    w = None if weights is None else weights[ok][order]
     flag = np.empty(v.size, dtype=bool)
     flag[0] = True
     np.not_equal(v[1:], v[:-1], out=flag[1:])
@@ -33,8 +39,11 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int) -> np.ndarray:
     if uniq.size <= max_value_bins:
         cut_after = np.arange(uniq.size - 1)
     else:
-        counts = np.diff(np.append(starts, v.size))
-        cum = np.cumsum(counts)
+        if w is None:
+            cum = np.append(starts[1:], v.size).astype(np.float64)
+        else:
+            cw = np.cumsum(w)
+            cum = cw[np.append(starts[1:], v.size) - 1]
         total = cum[-1]
         targets = total * np.arange(1, max_value_bins) / max_value_bins
         # index of the unique value whose cumulative count first reaches each target
@@ -57,12 +66,15 @@ class BinMapper:
         self.sample_rows = int(sample_rows)
         self.random_state = random_state
 
-    def fit(self, X: np.ndarray, is_categorical: np.ndarray, n_categories: np.ndarray):
+    def fit(self, X: np.ndarray, is_categorical: np.ndarray, n_categories: np.ndarray,
+            weight=None):
         n, d = X.shape
+        ws = weight
         if n > self.sample_rows:
             rng = np.random.default_rng(self.random_state)
             sample = np.sort(rng.choice(n, self.sample_rows, replace=False))
             Xs = X[sample]
+            ws = None if weight is None else weight[sample]
         else:
             Xs = X
         max_value_bins = self.max_bin - 1  # one slot is the missing bin
@@ -73,7 +85,7 @@ class BinMapper:
                 n_value[j] = max(int(n_categories[j]), 1)
                 edges.append(np.empty(0))
             else:
-                e = _numeric_edges(Xs[:, j], max_value_bins)
+                e = _numeric_edges(Xs[:, j], max_value_bins, ws)
                 n_value[j] = e.size
                 edges.append(e)
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
@@ -119,16 +131,15 @@ class BinMapper:
 
 @njit(cache=True, nogil=True)
 def _bin_value(x, edges, lo, n_edges):
-    # first edge >= x (edges sorted ascending, last is +inf)
-    a = 0
-    b = n_edges - 1
-    while a < b:
-        m = (a + b) >> 1
-        if edges[lo + m] < x:
-            a = m + 1
-        else:
-            b = m
-    return a
+    # first edge >= x (edges sorted ascending, last is +inf); branch-free steps, so the
+    # loop's length depends only on n_edges and mispredictions vanish
+    base = 0
+    n = n_edges
+    while n > 1:
+        half = n >> 1
+        base += half * (edges[lo + base + half - 1] < x)
+        n -= half
+    return base + (edges[lo + base] < x)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -6,6 +6,8 @@ import numpy as np
 from .binning import BinMapper
 from .convert import FeatureInfo, to_float_matrix, to_vector
 
+MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
+
 
 class Dataset:
     """Training or validation data.
@@ -33,17 +35,32 @@ class Dataset:
                  reference: "Dataset | None" = None, feature_names=None, random_state=0):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
+        if reference is None:
+            if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, (bool, np.bool_))
+                    or not 2 <= max_bin <= MAX_BINS):
+                raise ValueError(f"max_bin must be an integer in [2, {MAX_BINS}] (bins are stored "
+                                 f"as uint8 or uint16), got {max_bin!r}")
         info = reference.info if reference is not None else None
         what = "validation X" if reference is not None else "X"
         mat, info = to_float_matrix(X, categorical_features=categorical_features, info=info,
                                     feature_names=feature_names, what=what)
+        if reference is not None and feature_names is not None:
+            if [str(n) for n in feature_names] != list(info.names):
+                raise ValueError("feature_names differ from the reference Dataset's feature names")
+        n_cat = info.n_categories
+        if reference is None and n_cat.size and n_cat.max() > MAX_BINS - 1:
+            j = int(np.argmax(n_cat))
+            raise ValueError(f"categorical feature {info.names[j]!r} has {int(n_cat[j])} "
+                             f"categories; at most {MAX_BINS - 1} are supported")
         self.info: FeatureInfo = info
         self.n_rows, self.n_features = mat.shape
         self.label = to_vector(y, self.n_rows, "label")
         if weight is not None:
             w = to_vector(weight, self.n_rows, "weight")
             if np.any(w < 0):
-                raise ValueError("weight must be non-negative; found a negative weight")
+                i = int(np.flatnonzero(w < 0)[0])
+                raise ValueError(f"weight must be non-negative; found a negative weight "
+                                 f"({w[i]:g} at index {i})")
             if not np.any(w > 0):
                 raise ValueError("weight is zero for every row")
             self.weight = w
@@ -53,7 +70,7 @@ class Dataset:
             self.bin_mapper = reference.bin_mapper
         else:
             self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state).fit(
-                mat, info.is_categorical, info.n_categories)
+                mat, info.is_categorical, info.n_categories, weight=self.weight)
         self.max_bin = self.bin_mapper.max_bin
         self.bins_row, self.bins_col = self.bin_mapper.transform(mat)
         self.reference = reference

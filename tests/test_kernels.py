@@ -1,0 +1,143 @@
+"""Fast kernels against their naive twins (backends/reference.py)."""
+import numpy as np
+import pytest
+
+import hardwood as hw
+from hardwood.backends.cpu import CPUBackend
+from hardwood.backends.reference import (ReferenceBackend, categorical_split_naive,
+                                         histogram_naive, numeric_split_naive)
+from hardwood.model.tree import BinnedTree
+from hardwood.train.split import categorical_left_set, find_best_splits
+
+
+def _binned(n, d, n_bins, seed, dtype=np.uint8):
+    rng = np.random.default_rng(seed)
+    nb = rng.integers(2, n_bins + 1, size=d)
+    B = np.stack([rng.integers(0, k, size=n) for k in nb], axis=1).astype(dtype)
+    offsets = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(nb, out=offsets[1:])
+    return B, np.ascontiguousarray(B.T), offsets, rng
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
+def test_histogram_matches_naive(dtype):
+    B, BC, offsets, rng = _binned(40_000, 7, 300 if dtype == np.uint16 else 256, 0, dtype)
+    g = rng.standard_normal(B.shape[0]).astype(np.float32)
+    h = rng.random(B.shape[0]).astype(np.float32)
+    rows = np.sort(rng.choice(B.shape[0], 30_000, replace=False)).astype(np.int32)
+    begins, ends = [0, 100, 20_000, 25_000], [100, 20_000, 25_000, 25_000]  # one empty node
+    fast = CPUBackend(B, BC, offsets).build_histograms(rows, begins, ends, g, h)
+    for i, (b, e) in enumerate(zip(begins, ends)):
+        ref = histogram_naive(B, offsets[:-1], rows[b:e], g, h, int(offsets[-1]))
+        np.testing.assert_allclose(fast[i], ref, rtol=1e-10, atol=1e-9)
+
+
+def test_partition_matches_naive():
+    B, BC, offsets, rng = _binned(50_000, 5, 64, 1)
+    rows = np.sort(rng.choice(B.shape[0], 45_000, replace=False)).astype(np.int32)
+    begins, ends = [0, 17, 30_000], [17, 30_000, 45_000]
+    feats = [0, 3, 4]
+    tables = rng.integers(0, 2, size=(3, 64)).astype(np.uint8)
+    fast_rows = rows.copy()
+    mids = CPUBackend(B, BC, offsets).partition(fast_rows, begins, ends, feats, tables)
+    ref_rows = rows.copy()
+    ref_mids = ReferenceBackend(B, BC, offsets).partition(ref_rows, begins, ends, feats, tables)
+    np.testing.assert_array_equal(mids, ref_mids)
+    np.testing.assert_array_equal(fast_rows, ref_rows)
+    # stable: each side stays ascending
+    for b, m, e in zip(begins, mids, ends):
+        assert np.all(np.diff(fast_rows[b:m]) > 0) and np.all(np.diff(fast_rows[m:e]) > 0)
+
+
+def test_leaf_update_and_binned_predict_match_naive():
+    B, BC, offsets, rng = _binned(5_000, 4, 16, 2)
+    # a 3-node tree on feature 2: bins 0..5 left
+    table = np.zeros(17, dtype=np.uint8)
+    table[:6] = 1
+    t = BinnedTree(feature=np.array([2, -1, -1]), table_offset=np.array([0, 0, 0]), table=table,
+                   left=np.array([1, -1, -1]), right=np.array([2, -1, -1]),
+                   value=np.array([0.0, -1.5, 2.5]))
+    fast = np.zeros(B.shape[0])
+    CPUBackend(B, BC, offsets).predict_binned(B, t, fast)
+    ref = np.zeros(B.shape[0])
+    ReferenceBackend(B, BC, offsets).predict_binned(B, t, ref)
+    np.testing.assert_array_equal(fast, ref)
+    np.testing.assert_array_equal(fast, np.where(B[:, 2] <= 5, -1.5, 2.5))
+    rows = np.arange(B.shape[0], dtype=np.int32)
+    pred = np.zeros(B.shape[0])
+    CPUBackend(B, BC, offsets).add_leaf_values(rows, [0, 10], [10, 5_000], [1.0, 2.0], pred)
+    assert pred[:10].sum() == 10 and pred[10:].sum() == 2 * 4_990
+
+
+@pytest.mark.parametrize("lam,alpha,mcw", [(1.0, 0.0, 1.0), (0.0, 0.5, 0.0), (5.0, 0.0, 10.0)])
+def test_numeric_split_matches_brute_force(lam, alpha, mcw):
+    rng = np.random.default_rng(3)
+    d = 6
+    nv = rng.integers(1, 20, size=d)
+    n_bins = nv + 1
+    offsets = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(n_bins, out=offsets[1:])
+    for trial in range(20):
+        hist = np.zeros((offsets[-1], 2))
+        hist[:, 0] = rng.standard_normal(offsets[-1]) * 5
+        hist[:, 1] = rng.random(offsets[-1]) * 4 * (rng.random(offsets[-1]) > 0.2)
+        hist[hist[:, 1] == 0, 0] = 0
+        G = hist[offsets[0]:offsets[1], 0].sum()
+        H = hist[offsets[0]:offsets[1], 1].sum()
+        # every field must describe the same rows: rescale fields to equal totals
+        for j in range(1, d):
+            sl = slice(offsets[j], offsets[j + 1])
+            s = hist[sl, 1].sum()
+            if s == 0:
+                hist[offsets[j], 1] = H
+                hist[offsets[j], 0] = G
+            else:
+                hist[sl, 1] *= H / s
+                hist[sl, 0] += (G - hist[sl, 0].sum()) * hist[sl, 1] / H
+        mask = np.ones((1, d), dtype=np.bool_)
+        gain, feat, code, dl, GL, HL = find_best_splits(
+            hist[None], np.array([G]), np.array([H]), mask, offsets[:-1], nv.astype(np.int64),
+            np.zeros(d, dtype=np.bool_), lam, alpha, mcw, 4, 64)
+        best = max((numeric_split_naive(hist, offsets[j], nv[j], lam, alpha, mcw) + (j,)
+                    for j in range(d)), key=lambda t: t[0])
+        if not np.isfinite(best[0]):
+            assert not np.isfinite(gain[0])
+            continue
+        assert gain[0] == pytest.approx(best[0], rel=1e-9, abs=1e-9)
+
+
+@pytest.mark.parametrize("K", [3, 6])
+def test_categorical_split_is_optimal_for_small_fields(K):
+    """With lambda = 0 sorting by G/H finds the best partition (Fisher); compare with all subsets."""
+    rng = np.random.default_rng(4)
+    for trial in range(30):
+        hist = np.zeros((K + 1, 2))
+        hist[:, 1] = rng.random(K + 1) * 3 + 0.1
+        hist[:, 0] = rng.standard_normal(K + 1) * 3
+        G, H = hist[:, 0].sum(), hist[:, 1].sum()
+        gain, feat, code, dl, GL, HL = find_best_splits(
+            hist[None], np.array([G]), np.array([H]), np.ones((1, 1), np.bool_),
+            np.array([0]), np.array([K]), np.array([True]), 0.0, 0.0, 0.0, 1, 64)
+        ref = categorical_split_naive(hist, 0, K, 0.0, 0.0, 0.0)
+        assert gain[0] == pytest.approx(ref, rel=1e-9)
+        left = categorical_left_set(hist, 0, K, 0.0, code[0])
+        L = hist[:K][left].sum(axis=0) + (hist[K] if dl[0] else 0)
+        assert L[0] == pytest.approx(GL[0]) and L[1] == pytest.approx(HL[0])
+
+
+@pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
+def test_training_with_naive_twins_gives_the_same_model(policy):
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((600, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.05] = np.nan
+    X[:, 4] = rng.integers(0, 7, 600)
+    y = (np.nan_to_num(X[:, 0]) + (X[:, 4] % 3 == 0) + 0.3 * rng.standard_normal(600) > 0.5).astype(float)
+    ds = hw.Dataset(X, y, categorical_features=[4])
+    params = {"objective": "binary:logistic", "max_depth": 4, "grow_policy": policy,
+              "max_leaves": 12 if policy == "lossguide" else 0, "max_cat_to_onehot": 2}
+    fast = hw.train(dict(params, backend="cpu"), ds, 8)
+    slow = hw.train(dict(params, backend="reference"), ds, 8)
+    for a, b in zip(fast.trees, slow.trees):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(fast.predict(X), slow.predict(X), rtol=1e-9)

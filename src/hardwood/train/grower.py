@@ -120,9 +120,9 @@ class Grower:
         table[nv] = 1 if default_left else 0
         return table, mask
 
-    def _apply_splits(self, nodes, rows, ids, hists, res_idx, res, g, h):
-        """Partition the chosen nodes, create children and their histograms.
-        Returns (child ids, child hists)."""
+    def _apply_splits(self, nodes, rows, ids, hists, res_idx, res, g, h, need_hists=True):
+        """Partition the chosen nodes, create children and (if ``need_hists``: the children
+        may split again) their histograms. Returns (child ids, child hists)."""
         gain, feat, code, dl, GL, HL = res
         tables = np.zeros((len(ids), self.max_field_bins), dtype=np.uint8)
         for k, (nid, i) in enumerate(zip(ids, res_idx)):
@@ -153,6 +153,8 @@ class Grower:
             small_e.append(nodes.end[small])
             small_of.append((lid, rid, left_small, i))
             children.extend([lid, rid])
+        if not need_hists:
+            return children, {}
         t0 = time.perf_counter()
         small_h = self.backend.build_histograms(rows, small_b, small_e, g, h)
         self.profile.add("histogram", t0)
@@ -202,8 +204,9 @@ class Grower:
             if not ok:
                 break
             ids = [frontier[k] for k in ok]
-            children, child_hists = self._apply_splits(nodes, rows, ids, H, ok, res, g, h)
             n_leaves += len(ok)
+            more = self._depth_ok(nodes.depth[ids[0]] + 1) and n_leaves < max_leaves
+            children, child_hists = self._apply_splits(nodes, rows, ids, H, ok, res, g, h, more)
             frontier = children
             hists = child_hists
 
@@ -229,11 +232,13 @@ class Grower:
         while heap and n_leaves < max_leaves:
             _, nid, res = heapq.heappop(heap)
             H = hists[nid][None]
-            children, child_hists = self._apply_splits(nodes, rows, [nid], H, [0], res, g, h)
-            del hists[nid]
-            hists.update(child_hists)
             n_leaves += 1
-            push(children)
+            more = self._depth_ok(nodes.depth[nid] + 1) and n_leaves < max_leaves
+            children, child_hists = self._apply_splits(nodes, rows, [nid], H, [0], res, g, h, more)
+            del hists[nid]
+            if more:
+                hists.update(child_hists)
+                push(children)
 
     # -- output ---------------------------------------------------------------------
     def _finish(self, nodes: _Nodes):

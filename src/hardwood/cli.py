@@ -1,0 +1,541 @@
+"""The ``hardwood`` command line: ``train``, ``predict`` and ``demo``.
+
+    hardwood train --data train.csv --label y [--param k=v ...] [--rounds N]
+                   [--valid valid.csv] [--early-stopping N] --out model.json
+    hardwood predict --model model.json --data test.csv [--label y]
+                     [--output value|raw|leaf] --out preds.csv
+    hardwood demo [--rows N] [--threads N]
+
+Bad files or arguments print one line, ``hardwood: error: ...``, on stderr and exit with
+status 2 (never a traceback). ``python -m hardwood ...`` runs the same program.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import time
+
+import numpy as np
+from tqdm import tqdm
+
+from .data.readers import detect_format, read_table
+from .train.callback import TrainingCallback
+
+EXIT_USAGE = 2
+OUTPUTS = ("value", "raw", "leaf")
+_ROUND_KEYS = ("num_boost_round", "n_estimators", "num_iterations", "num_rounds", "num_round",
+               "num_trees")
+_ES_KEYS = ("early_stopping_rounds", "early_stopping_round", "early_stopping")
+_EVAL_METRICS = {  # metrics printed by `predict --label`
+    "binary:logistic": ("logloss", "auc", "error"),
+    "multi:softprob": ("mlogloss", "merror"),
+    "reg:squarederror": ("rmse", "mae"),
+    "reg:absoluteerror": ("mae", "rmse"),
+    "reg:pseudohubererror": ("mae", "rmse"),
+}
+
+
+class CLIError(Exception):
+    """A usage error: reported as one line, exit status 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line instead of argparse's usage block
+        raise CLIError(f"{message} (see '{self.prog} --help')")
+
+
+# -- small helpers ---------------------------------------------------------------------------
+def parse_value(text: str):
+    """A ``--param`` value: bool, None, int, float, a comma-separated list, or the string."""
+    s = text.strip()
+    if "," in s:
+        return [parse_value(part) for part in s.split(",") if part.strip()]
+    low = s.lower()
+    if low in ("true", "yes", "on"):
+        return True
+    if low in ("false", "no", "off"):
+        return False
+    if low in ("none", "null"):
+        return None
+    if re.fullmatch(r"[+-]?\d+", s):
+        return int(s)
+    try:
+        return float(s)
+    except ValueError:
+        return s
+
+
+def parse_params(items) -> dict:
+    params = {}
+    for item in items or []:
+        if "=" not in item:
+            raise CLIError(f"--param expects key=value, got {item!r}")
+        key, value = item.split("=", 1)
+        key = key.strip()
+        if not key:
+            raise CLIError(f"--param expects key=value, got {item!r}")
+        if key in params:
+            raise CLIError(f"parameter {key!r} is given twice")
+        params[key] = parse_value(value)
+    return params
+
+
+def _pop_int(params, keys, what):
+    found = [k for k in keys if k in params]
+    if len(found) > 1:
+        raise CLIError(f"parameters {found} are the same setting; give one")
+    if not found:
+        return None
+    v = params.pop(found[0])
+    if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+        raise CLIError(f"parameter {found[0]!r} ({what}) must be a positive integer, got {v!r}")
+    return v
+
+
+def _one_line(exc) -> str:
+    msg = " ".join(str(exc).split())
+    if isinstance(exc, FileNotFoundError) and exc.filename and not msg:
+        msg = f"no such file: {exc.filename!r}"
+    return msg or type(exc).__name__
+
+
+def _fmt_metric(v) -> str:
+    return f"{v:.6g}"
+
+
+def _libsvm_base(info):
+    """0/1-based feature ids for reading LibSVM data for a model whose feature names are
+    ``f<id>`` (as ``read_libsvm`` names them); 'auto' when the names do not tell."""
+    names = list(info.names)
+    for base in (0, 1):
+        if names == [f"f{j + base}" for j in range(len(names))]:
+            return base == 0
+    return "auto"
+
+
+def _read(path, label, fmt, *, no_header=False, info=None):
+    """read_table with the CLI's options; ``info`` (a model's or training set's features)
+    fixes the LibSVM feature count and id base."""
+    kind = detect_format(path, fmt)
+    kw = {}
+    if kind == "csv" and no_header:
+        kw["header"] = False
+    if kind == "libsvm" and info is not None:
+        kw["n_features"] = info.n_features
+        kw["zero_based"] = _libsvm_base(info)
+    return read_table(path, label=label, fmt=fmt, **kw)
+
+
+def _align(X, info, path):
+    """Make a DataFrame fit the features of ``info``: select and order the training columns
+    by name (extra columns are dropped) and give categorical columns matching types."""
+    if not (type(X).__module__.startswith("pandas") and hasattr(X, "columns")):
+        return X
+    import pandas as pd
+
+    names = list(info.names)
+    cols = [str(c) for c in X.columns]
+    if cols != names and set(names) <= set(cols):
+        X = X[names]
+    elif cols != names and len(cols) != len(names):
+        missing = [n for n in names if n not in cols]
+        raise ValueError(f"{path!r} has {len(cols)} feature columns, but the model has "
+                         f"{len(names)}" + (f"; missing: {missing[:5]}" if missing else ""))
+    X = X.copy()
+    for j, c in enumerate(X.columns):
+        if not info.is_categorical[j]:
+            continue
+        cats = info.categories[j] or []
+        s = X[c]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            continue
+        if cats and all(isinstance(v, str) for v in cats):
+            # the training column held strings; here it was read as numbers (or all empty)
+            values = s.astype(object).where(s.notna(), None)
+            X[c] = pd.Categorical([None if v is None else _as_label(v) for v in values])
+    return X
+
+
+def _check_out(path, what):
+    """Fail before the work when the output cannot be written."""
+    if path == "-":
+        if what == "model":
+            raise CLIError("the model must go to a file (--out model.json), not to stdout")
+        return
+    if os.path.isdir(path):
+        raise CLIError(f"--out {path!r} is a directory; give a file name for the {what}")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent):
+        raise CLIError(f"cannot write the {what} to {path!r}: the directory {parent!r} does not "
+                       "exist")
+
+
+def _as_label(v):
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    return str(v)
+
+
+def _split_weight(X, weight, path):
+    if weight is None:
+        return X, None
+    if not hasattr(X, "columns"):
+        raise CLIError(f"--weight needs a CSV/Parquet file with named columns; {path!r} is not")
+    cols = [str(c) for c in X.columns]
+    if weight not in cols:
+        raise ValueError(f"weight column {weight!r} is not in {path!r}")
+    w = X[weight]
+    X = X.drop(columns=weight)
+    try:
+        w = w.to_numpy(dtype=np.float64, na_value=np.nan)
+    except (TypeError, ValueError):
+        raise ValueError(f"weight column {weight!r} in {path!r} is not numeric") from None
+    return X, w
+
+
+class TqdmCallback(TrainingCallback):
+    """Advances a tqdm progress bar (on stderr) once per boosting round and shows the
+    latest evaluation results."""
+
+    def __init__(self, total, desc="training", disable=False, file=None):
+        self.total = total
+        self.desc = desc
+        self.disable = disable
+        self.file = file
+        self.bar = None
+
+    def before_training(self, model):
+        self.bar = tqdm(total=self.total, desc=self.desc, unit="round", disable=self.disable,
+                        file=self.file if self.file is not None else sys.stderr,
+                        dynamic_ncols=True)
+        return model
+
+    def after_iteration(self, model, epoch, evals_log):
+        if self.bar is not None:
+            post = {f"{name}-{m}": _fmt_metric(vals[-1])
+                    for name, ms in evals_log.items() for m, vals in ms.items() if vals}
+            if post:
+                self.bar.set_postfix(post, refresh=False)
+            self.bar.update(1)
+        return False
+
+    def after_training(self, model):
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+        return model
+
+
+# -- commands -----------------------------------------------------------------------------
+def cmd_train(args) -> int:
+    import hardwood
+
+    _check_out(args.out, "model")
+    params = parse_params(args.param)
+    rounds = _pop_int(params, _ROUND_KEYS, "the number of rounds")
+    if args.rounds is not None:
+        if rounds is not None:
+            raise CLIError("give the number of rounds once (--rounds or --param)")
+        rounds = args.rounds
+    rounds = 100 if rounds is None else rounds
+    if rounds < 1:
+        raise CLIError(f"--rounds must be a positive integer, got {rounds}")
+    es = _pop_int(params, _ES_KEYS, "early stopping rounds")
+    if args.early_stopping is not None:
+        if es is not None:
+            raise CLIError("give early stopping once (--early-stopping or --param)")
+        es = args.early_stopping
+    if es is not None and es < 1:
+        raise CLIError(f"--early-stopping must be a positive integer, got {es}")
+    if es is not None and not args.valid:
+        raise CLIError("--early-stopping needs a validation file (--valid FILE)")
+    if args.threads is not None:
+        if any(k in params for k in ("n_jobs", "nthread", "num_threads", "n_threads")):
+            raise CLIError("give the number of threads once (--threads or --param n_jobs=)")
+        params["n_jobs"] = args.threads
+    # check the parameters before reading any data
+    from .train.params import ALIASES, resolve_params
+    resolve_params(params)
+    max_bin = 256
+    for k, v in params.items():
+        if ALIASES.get(k, k) == "max_bin" and v is not None:
+            max_bin = v
+
+    kind = detect_format(args.data, args.format)
+    if args.label is None and kind != "libsvm":
+        raise CLIError("train needs --label COL (the label column's name or index)")
+    t_read = time.perf_counter()
+    X, y, names = _read(args.data, args.label, args.format, no_header=args.no_header)
+    X, w = _split_weight(X, args.weight, args.data)
+    if y is None:
+        raise CLIError(f"{args.data!r} has no label column")
+    cat = [c.strip() for c in args.categorical.split(",") if c.strip()] if args.categorical else None
+    fn = names if kind == "libsvm" else None
+    train_set = hardwood.Dataset(X, y, weight=w, categorical_features=cat, max_bin=max_bin,
+                                 feature_names=fn)
+    valid_sets, valid_names = [train_set], ["train"]
+    if args.valid:
+        Xv, yv, _ = _read(args.valid, args.label, args.valid_format or args.format,
+                          no_header=args.no_header, info=train_set.info)
+        Xv, wv = _split_weight(Xv, args.weight, args.valid)
+        if yv is None:
+            raise CLIError(f"{args.valid!r} has no label column")
+        Xv = _align(Xv, train_set.info, args.valid)
+        valid_sets.append(hardwood.Dataset(Xv, yv, weight=wv, reference=train_set))
+        valid_names.append("valid")
+    t_read = time.perf_counter() - t_read
+
+    bar = TqdmCallback(rounds, desc="hardwood train", disable=args.quiet)
+    t0 = time.perf_counter()
+    model = hardwood.train(params, train_set, num_boost_round=rounds, valid_sets=valid_sets,
+                           valid_names=valid_names, early_stopping_rounds=es, callbacks=[bar])
+    t_train = time.perf_counter() - t0
+    try:
+        model.save(args.out)
+    except OSError as e:
+        raise OSError(f"cannot write the model to {args.out!r}: {e.strerror or e}") from None
+
+    done = model.num_boosted_rounds
+    parts = [f"trained {done} round{'s' if done != 1 else ''} in {t_train:.2f}s "
+             f"({train_set.n_rows} rows x {train_set.n_features} features; data {t_read:.2f}s)"]
+    best = model.best_iteration
+    at = best if best is not None else done - 1
+    for name in valid_names:
+        for m, vals in model.evals_result.get(name, {}).items():
+            if vals:
+                parts.append(f"{name}-{m} {_fmt_metric(vals[min(at, len(vals) - 1)])}")
+    if best is not None:
+        parts.append(f"best round {best + 1}")
+    print("hardwood: " + "; ".join(parts) + f"; model written to {args.out}", flush=True)
+    return 0
+
+
+def _write_predictions(out, pred, output):
+    pred = np.asarray(pred)
+    if pred.ndim == 1:
+        pred = pred[:, None]
+    if output == "leaf":
+        header = [f"leaf_{t}" for t in range(pred.shape[1])]
+        fmt = "%d"
+    else:
+        header = [output] if pred.shape[1] == 1 else [f"{output}_{k}" for k in range(pred.shape[1])]
+        fmt = "%.17g"
+    kw = dict(delimiter=",", header=",".join(header), comments="", fmt=fmt)
+    if out == "-":
+        np.savetxt(sys.stdout, pred, **kw)
+        sys.stdout.flush()
+        return
+    try:
+        np.savetxt(out, pred, **kw)
+    except OSError as e:
+        raise OSError(f"cannot write the predictions to {out!r}: {e.strerror or e}") from None
+
+
+def cmd_predict(args) -> int:
+    import hardwood
+    from .train.engine import threads
+
+    if args.threads is not None and args.threads == 0:
+        raise CLIError("--threads must be a positive number (or -1 for all cores)")
+    _check_out(args.out, "predictions")
+    model = hardwood.load(args.model)
+    X, y, _ = _read(args.data, args.label, args.format, no_header=args.no_header, info=model.info)
+    X = _align(X, model.info, args.data)
+    t0 = time.perf_counter()
+    with threads(args.threads):
+        pred = model.predict(X, output=args.output)
+    t_pred = time.perf_counter() - t0
+    _write_predictions(args.out, pred, args.output)
+    n = pred.shape[0]
+    parts = [f"predicted {n} rows in {t_pred:.3f}s ({args.output})"]
+    if y is not None and args.label is not None and args.output == "value":
+        from . import metrics as M
+        w = np.ones(n)
+        for m in _EVAL_METRICS.get(model.objective, ()):
+            try:
+                parts.append(f"{m} {_fmt_metric(M.get_metric(m)(y, pred, w))}")
+            except (ValueError, IndexError):  # labels that do not fit the metric
+                continue
+    where = "stdout" if args.out == "-" else args.out
+    print("hardwood: " + "; ".join(parts) + f"; written to {where}",
+          file=sys.stderr if args.out == "-" else sys.stdout, flush=True)
+    return 0
+
+
+def cmd_demo(args) -> int:
+    import hardwood
+    from sklearn.datasets import make_classification
+    from sklearn.metrics import roc_auc_score
+    from sklearn.model_selection import train_test_split
+
+    from .train.engine import threads
+
+    if args.rows < 100:
+        raise CLIError(f"--rows must be at least 100, got {args.rows}")
+    if args.features < 2:
+        raise CLIError(f"--features must be at least 2, got {args.features}")
+    if args.rounds < 1:
+        raise CLIError(f"--rounds must be a positive integer, got {args.rounds}")
+    if args.threads is not None and args.threads == 0:
+        raise CLIError("--threads must be a positive number (or -1 for all cores)")
+    params = {"objective": "binary:logistic", "max_depth": 6, "learning_rate": 0.3,
+              "eval_metric": ["logloss", "auc"], "n_jobs": args.threads,
+              "random_state": args.seed}
+    t0 = time.perf_counter()
+    n_inf = max(2, min(args.features, args.features // 2 + 1))
+    X, y = make_classification(n_samples=args.rows, n_features=args.features,
+                               n_informative=n_inf, n_redundant=min(2, args.features - n_inf),
+                               flip_y=0.02, class_sep=1.0, random_state=args.seed)
+    X = X.astype(np.float32)
+    X_tr, X_te, y_tr, y_te = train_test_split(X, y, test_size=0.2, random_state=args.seed,
+                                              stratify=y)
+    t_data = time.perf_counter() - t0
+    with threads(args.threads) as n_threads:  # the number the kernels will use
+        pass
+    print(f"hardwood demo: {args.rows:,} x {args.features} synthetic binary classification "
+          f"(make_classification, float32), 80/20 split; binary:logistic, depth 6, "
+          f"{args.rounds} rounds, {n_threads} threads", flush=True)
+    print(f"  data           {t_data:8.3f} s", flush=True)
+
+    # compile the Numba kernels first (cached on disk afterwards), so the timings below
+    # measure training and prediction, not compilation
+    t0 = time.perf_counter()
+    k = min(len(y_tr), 2000)
+    warm = hardwood.train(params, hardwood.Dataset(X_tr[:k], y_tr[:k]), num_boost_round=2)
+    with threads(args.threads):
+        warm.predict(X_te[:100])
+    t_warm = time.perf_counter() - t0
+    print(f"  JIT warm-up    {t_warm:8.3f} s (Numba compiles on first use, cached afterwards)",
+          flush=True)
+
+    t0 = time.perf_counter()
+    train_set = hardwood.Dataset(X_tr, y_tr)
+    t_bin = time.perf_counter() - t0
+    bar = TqdmCallback(args.rounds, desc="hardwood demo", disable=args.quiet)
+    t0 = time.perf_counter()
+    model = hardwood.train(params, train_set, num_boost_round=args.rounds, callbacks=[bar])
+    t_train = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    with threads(args.threads):
+        p = model.predict(X_te)
+    t_pred = time.perf_counter() - t0
+    auc = roc_auc_score(y_te, p)
+    acc = float(np.mean((p > 0.5) == (y_te > 0.5)))
+    print(f"  binning        {t_bin:8.3f} s ({len(y_tr):,} training rows)")
+    print(f"  training       {t_train:8.3f} s ({model.num_boosted_rounds} rounds)")
+    print(f"  prediction     {t_pred:8.3f} s ({len(y_te):,} test rows)")
+    print(f"  test AUC       {auc:8.4f}")
+    print(f"  test accuracy  {acc:8.4f}", flush=True)
+    return 0
+
+
+# -- parser and entry point -----------------------------------------------------------------
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(prog="hardwood", description="Fast gradient-boosted trees.")
+    parser.add_argument("--version", action="version", version=f"hardwood {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="{train,predict,demo}")
+
+    fmt_help = "data format: csv (also tsv/txt), parquet or libsvm (default: from the extension)"
+
+    t = sub.add_parser("train", help="train a model on a data file",
+                       description="Train a gradient-boosted tree model on a CSV, Parquet or "
+                                   "LibSVM file and save it as JSON.")
+    t.add_argument("--data", required=True, metavar="FILE", help="training data")
+    t.add_argument("--label", metavar="COL",
+                   help="label column: name or index (not needed for LibSVM)")
+    t.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="a training parameter (XGBoost names), e.g. objective=binary:logistic;"
+                        " repeat for more; a comma makes a list (eval_metric=auc,logloss)")
+    t.add_argument("--rounds", type=int, default=None, metavar="N",
+                   help="boosting rounds (default 100)")
+    t.add_argument("--valid", metavar="FILE", help="validation data (same columns)")
+    t.add_argument("--valid-format", metavar="FMT", help="format of --valid (default: --format)")
+    t.add_argument("--early-stopping", type=int, default=None, metavar="N",
+                   help="stop when the validation metric has not improved for N rounds")
+    t.add_argument("--weight", metavar="COL", help="sample-weight column (CSV/Parquet)")
+    t.add_argument("--categorical", metavar="COLS",
+                   help="comma-separated extra categorical columns (string columns are "
+                        "categorical anyway)")
+    t.add_argument("--format", metavar="FMT", help=fmt_help)
+    t.add_argument("--no-header", action="store_true",
+                   help="CSV without a header row (columns are then chosen by index)")
+    t.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="threads (default: all cores)")
+    t.add_argument("--out", "-o", required=True, metavar="FILE", help="model file to write (JSON)")
+    t.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    t.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("predict", help="predict with a saved model",
+                       description="Predict the rows of a data file with a saved model and "
+                                   "write the predictions as CSV.")
+    p.add_argument("--model", "-m", required=True, metavar="FILE", help="model file (JSON)")
+    p.add_argument("--data", required=True, metavar="FILE", help="data to predict")
+    p.add_argument("--label", metavar="COL",
+                   help="label column to leave out of the features (and to score against)")
+    p.add_argument("--output", choices=OUTPUTS, default="value",
+                   help="value (probabilities/predictions), raw (margins) or leaf (leaf ids)")
+    p.add_argument("--format", metavar="FMT", help=fmt_help)
+    p.add_argument("--no-header", action="store_true", help="CSV without a header row")
+    p.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="threads (default: all cores)")
+    p.add_argument("--out", "-o", required=True, metavar="FILE",
+                   help="CSV file for the predictions ('-' for stdout)")
+    p.set_defaults(func=cmd_predict)
+
+    d = sub.add_parser("demo", help="train and predict on built-in synthetic data",
+                       description="Train and predict on a synthetic binary classification "
+                                   "set (scikit-learn's make_classification) and print the "
+                                   "timings, the test AUC and the accuracy.")
+    d.add_argument("--rows", type=int, default=200_000, metavar="N", help="rows (default 200000)")
+    d.add_argument("--features", type=int, default=28, metavar="N", help="features (default 28)")
+    d.add_argument("--rounds", type=int, default=100, metavar="N", help="rounds (default 100)")
+    d.add_argument("--threads", type=int, default=None, metavar="N",
+                   help="threads (default: all cores)")
+    d.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
+    d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    d.set_defaults(func=cmd_demo)
+    return parser
+
+
+def _error(msg) -> int:
+    print(f"hardwood: error: {msg}", file=sys.stderr, flush=True)
+    return EXIT_USAGE
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit status (0, or 2 for bad files/arguments)."""
+    from .model.io import ModelFormatError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except CLIError as e:
+        return _error(e)
+    except SystemExit as e:  # --help, --version
+        return e.code if isinstance(e.code, int) else 0
+    if not getattr(args, "command", None):
+        return _error("choose a command: train, predict or demo (see 'hardwood --help')")
+    try:
+        return args.func(args)
+    except CLIError as e:
+        return _error(e)
+    except BrokenPipeError:  # e.g. `hardwood predict ... --out - | head`
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return 141
+    except (ModelFormatError, ValueError, TypeError, FileNotFoundError, OSError, ImportError) as e:
+        return _error(_one_line(e))
+    except KeyboardInterrupt:
+        print("hardwood: interrupted", file=sys.stderr, flush=True)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

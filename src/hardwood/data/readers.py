@@ -1,0 +1,370 @@
+"""Read training and prediction data from files: CSV/TSV (pandas), Parquet (pyarrow) and
+LibSVM (scikit-learn's parser, returned as a scipy CSR matrix).
+
+One entry point, :func:`read_table`, returns ``(X, y, feature_names)``:
+
+- CSV/TSV/TXT and Parquet give a pandas DataFrame whose string columns are ``category``
+  columns (``hardwood.Dataset`` treats those as categorical features); the label column,
+  chosen by name or by index, is taken out of it.
+- LibSVM (``label idx:val ...``) gives a scipy CSR matrix; the label is always the first
+  field of a line. Feature ids become the columns, and the names ``f<id>`` keep the file's
+  ids (``f1, f2, ...`` for a 1-based file, ``f0, f1, ...`` for a 0-based one).
+
+Errors are ``FileNotFoundError`` (no such file) or ``ValueError`` naming the path and the
+problem; a missing optional reader (pandas, pyarrow) raises ``ImportError`` saying what to
+install.
+"""
+from __future__ import annotations
+
+import csv
+import numbers
+import os
+import re
+
+import numpy as np
+
+FORMATS = ("csv", "parquet", "libsvm")
+_EXTENSIONS = {
+    ".csv": "csv", ".tsv": "csv", ".txt": "csv",
+    ".parquet": "parquet", ".pq": "parquet",
+    ".svm": "libsvm", ".libsvm": "libsvm", ".svmlight": "libsvm",
+}
+_FMT_ALIASES = {"csv": "csv", "tsv": "csv", "txt": "csv", "text": "csv",
+                "parquet": "parquet", "pq": "parquet",
+                "libsvm": "libsvm", "svm": "libsvm", "svmlight": "libsvm"}
+_COMPRESSION = (".gz", ".bz2", ".xz", ".zst", ".zip")
+_SNIFF_DELIMITERS = ",\t;| "
+
+
+# -- format and file checks ----------------------------------------------------------------
+def _split_ext(path: str):
+    """Lower-case data extension of ``path`` (compression suffix removed) and that suffix."""
+    base = os.path.basename(path).lower()
+    comp = ""
+    for c in _COMPRESSION:
+        if base.endswith(c):
+            comp, base = c, base[: -len(c)]
+            break
+    return os.path.splitext(base)[1], comp
+
+
+def detect_format(path, fmt=None) -> str:
+    """``'csv'``, ``'parquet'`` or ``'libsvm'``: from ``fmt`` when given, else from the
+    file's extension."""
+    path = os.fspath(path)
+    if fmt is not None:
+        if not isinstance(fmt, str) or fmt.lower() not in _FMT_ALIASES:
+            raise ValueError(f"unknown data format {fmt!r} for {path!r}; expected one of "
+                             f"{sorted(set(_FMT_ALIASES))}")
+        return _FMT_ALIASES[fmt.lower()]
+    ext, _ = _split_ext(path)
+    if ext not in _EXTENSIONS:
+        known = ", ".join(sorted(_EXTENSIONS))
+        raise ValueError(f"cannot tell the format of {path!r} from its extension "
+                         f"{ext or '(none)'!r}; use one of {known}, or give the format "
+                         "explicitly (csv, parquet or libsvm)")
+    return _EXTENSIONS[ext]
+
+
+def _check_file(path: str):
+    if not os.path.exists(path):
+        raise FileNotFoundError(f"no such data file: {path!r}")
+    if os.path.isdir(path):
+        raise ValueError(f"{path!r} is a directory, not a data file")
+    if os.path.getsize(path) == 0:
+        raise ValueError(f"data file {path!r} is empty")
+
+
+def _need(module: str, what: str, extra: str):
+    try:
+        return __import__(module)
+    except ImportError:
+        raise ImportError(f"reading {what} files needs {module}; install it with "
+                          f"`pip install {module}` (or `pip install hardwood[{extra}]`)") from None
+
+
+# -- label handling (CSV and Parquet) ----------------------------------------------------
+def _label_position(columns: list, label, path: str) -> int:
+    """Index of the label column: ``label`` is a column name, or an integer index
+    (negative counts from the end). A string that names no column but reads as an integer
+    is taken as an index (so ``--label 0`` works for files without a header)."""
+    n = len(columns)
+    if isinstance(label, bool) or not isinstance(label, (str, numbers.Integral)):
+        raise TypeError(f"label must be a column name (str) or index (int), got {label!r}")
+    if isinstance(label, str):
+        if label in columns:
+            return columns.index(label)
+        if re.fullmatch(r"[+-]?\d+", label.strip()):
+            label = int(label)
+        else:
+            shown = ", ".join(map(repr, columns[:10])) + (", ..." if n > 10 else "")
+            raise ValueError(f"label column {label!r} is not in {path!r} (columns: {shown})")
+    idx = int(label)
+    if not -n <= idx < n:
+        raise ValueError(f"label column index {idx} is out of range for {path!r}, which has "
+                         f"{n} columns")
+    return idx % n
+
+
+def _finish_frame(df, label, path: str):
+    """String columns -> category; take the label out. Returns (X, y, names)."""
+    pd = _need("pandas", "CSV/Parquet", "pandas")
+    if df.shape[1] == 0:
+        raise ValueError(f"data file {path!r} has no columns")
+    if df.shape[0] == 0:
+        raise ValueError(f"data file {path!r} has a header but no data rows")
+    df.columns = [str(c) for c in df.columns]
+    names = list(df.columns)
+    if len(set(names)) != len(names):
+        dup = sorted({c for c in names if names.count(c) > 1})
+        raise ValueError(f"data file {path!r} has duplicate column names: {dup[:5]}")
+    y = None
+    if label is not None:
+        j = _label_position(names, label, path)
+        col = df.iloc[:, j]
+        name = names[j]
+        if isinstance(col.dtype, pd.CategoricalDtype) or not (
+                pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+            raise ValueError(f"label column {name!r} in {path!r} is not numeric (dtype "
+                             f"{col.dtype}); encode the labels as numbers (0/1 for binary, "
+                             "0..K-1 for multiclass)")
+        y = col.to_numpy(dtype=np.float64, na_value=np.nan)
+        if np.isnan(y).any():
+            r = int(np.flatnonzero(np.isnan(y))[0])
+            raise ValueError(f"label column {name!r} in {path!r} has a missing value (first at "
+                             f"data row {r})")
+        df = df.drop(columns=name)
+        if df.shape[1] == 0:
+            raise ValueError(f"data file {path!r} has no feature columns besides the label "
+                             f"{name!r}")
+    for c in df.columns:
+        s = df[c]
+        if isinstance(s.dtype, pd.CategoricalDtype):
+            continue
+        if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+            try:
+                df[c] = s.astype("category")
+            except TypeError:  # unhashable or mixed objects
+                raise ValueError(f"column {c!r} in {path!r} holds values that are neither "
+                                 "numbers nor strings") from None
+    return df, y, [str(c) for c in df.columns]
+
+
+# -- CSV -----------------------------------------------------------------------------
+def _open_text(path: str, compression: str):
+    """Open a (possibly gzip/bz2/xz-compressed) file as text, or None for other compressions."""
+    if compression == ".gz":
+        import gzip
+        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    if compression == ".bz2":
+        import bz2
+        return bz2.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    if compression == ".xz":
+        import lzma
+        return lzma.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+    if compression:
+        return None
+    return open(path, "r", encoding="utf-8", errors="replace", newline="")
+
+
+def _sniff_delimiter(path: str, compression: str) -> str:
+    fh = _open_text(path, compression)
+    if fh is None:  # .zst/.zip: leave it to pandas' default
+        return ","
+    with fh:
+        sample = fh.read(64 * 1024)
+    lines = [ln for ln in sample.splitlines() if ln.strip()][:50]
+    if len(sample) == 64 * 1024 and len(lines) > 1:
+        lines = lines[:-1]  # the last line may be cut short
+    if not lines:
+        return ","
+    try:
+        d = csv.Sniffer().sniff("\n".join(lines), delimiters=_SNIFF_DELIMITERS).delimiter
+        return r"\s+" if d == " " else d
+    except csv.Error:
+        pass
+    # fall back: the candidate that splits every line into the same number (> 1) of fields
+    for d in "\t,;|":
+        counts = {ln.count(d) for ln in lines}
+        if len(counts) == 1 and counts.pop() > 0:
+            return d
+    if all(len(ln.split()) == len(lines[0].split()) > 1 for ln in lines):
+        return r"\s+"
+    return ","
+
+
+def read_csv(path, label=None, *, header=True, sep=None):
+    """Read a delimited text file with pandas. ``sep=None``: ',' for .csv, tab for .tsv,
+    sniffed otherwise. ``header=False``: no header row, the columns are named ``f0, f1, ...``
+    (after taking out the label column, which is then chosen by index)."""
+    pd = _need("pandas", "CSV", "pandas")
+    path = os.fspath(path)
+    _check_file(path)
+    ext, comp = _split_ext(path)
+    if sep is None:
+        sep = {".csv": ",", ".tsv": "\t"}.get(ext) or _sniff_delimiter(path, comp)
+    kw = dict(sep=sep, header=0 if header else None)
+    if sep == r"\s+":
+        kw["engine"] = "python"
+    try:
+        df = pd.read_csv(path, **kw)
+    except pd.errors.EmptyDataError:
+        raise ValueError(f"data file {path!r} is empty (no columns to read)") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
+        msg = " ".join(str(e).split())
+        raise ValueError(f"cannot parse {path!r} as delimited text (separator {sep!r}): {msg}") from None
+    if not header:
+        df.columns = [str(i) for i in range(df.shape[1])]
+        if label is not None and isinstance(label, str) and not re.fullmatch(r"[+-]?\d+", label.strip()):
+            raise ValueError(f"label {label!r} is a column name, but {path!r} is read without a "
+                             "header row; give the label column's index")
+    X, y, _ = _finish_frame(df, label, path)
+    if not header:
+        X.columns = [f"f{i}" for i in range(X.shape[1])]
+    return X, y, list(X.columns)
+
+
+# -- Parquet --------------------------------------------------------------------------
+def read_parquet(path, label=None):
+    """Read a Parquet file with pyarrow (into pandas)."""
+    _need("pandas", "Parquet", "pandas")
+    _need("pyarrow", "Parquet", "arrow")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = os.fspath(path)
+    _check_file(path)
+    try:
+        table = pq.read_table(path)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
+        msg = " ".join(str(e).split())
+        raise ValueError(f"cannot read {path!r} as Parquet: {msg}") from None
+    try:
+        df = table.to_pandas()
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as e:
+        raise ValueError(f"cannot convert Parquet file {path!r} to a table of features: {e}") from None
+    return _finish_frame(df, label, path)
+
+
+# -- LibSVM -----------------------------------------------------------------------------
+_NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)"
+_PAIR = re.compile(r"(\d+):(" + _NUM + r")", re.IGNORECASE)
+_QID = re.compile(r"qid:\d+")
+_LABEL = re.compile(r"(?:" + _NUM + r")(?:,(?:" + _NUM + r"))*", re.IGNORECASE)
+
+
+def _libsvm_line_problem(line: str):
+    """Why a LibSVM line is malformed, or None."""
+    body = line.split("#", 1)[0].strip()
+    if not body:
+        return None
+    tokens = body.split()
+    if not _LABEL.fullmatch(tokens[0]):
+        return f"the label {tokens[0]!r} is not a number"
+    last = -1
+    for tok in tokens[1:]:
+        if _QID.fullmatch(tok):
+            continue
+        m = _PAIR.fullmatch(tok)
+        if m is None:
+            return f"{tok!r} is not an index:value pair"
+        idx = int(m.group(1))
+        if idx <= last:
+            return f"feature index {idx} is not above the previous index {last} (indices must be sorted and unique)"
+        last = idx
+    return None
+
+
+def _find_bad_libsvm_line(path: str):
+    """(line number, problem) of the first malformed line, or None."""
+    try:
+        fh = _open_text(path, _split_ext(path)[1])
+        if fh is None:
+            return None
+        with fh:
+            for i, line in enumerate(fh, 1):
+                problem = _libsvm_line_problem(line)
+                if problem:
+                    return i, problem
+    except (OSError, EOFError, ValueError):  # only used to improve an error message
+        return None
+    return None
+
+
+def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=np.float64):
+    """Read a LibSVM/SVMlight file (``label idx:val ... [# comment]``; ``qid:`` is skipped).
+
+    zero_based : True (ids start at 0), False (ids start at 1, the LibSVM convention) or
+        'auto' (0-based when some line uses id 0).
+    n_features : the number of columns to return (a model's feature count); ids beyond it
+        raise.
+    Returns ``(X_csr, y, names)`` where ``names[j] == f"f{id}"`` for column ``j``.
+    """
+    from sklearn.datasets import load_svmlight_file
+
+    path = os.fspath(path)
+    _check_file(path)
+    if label not in (None, 0, "0"):
+        raise ValueError(f"{path!r} is a LibSVM file, whose label is always the first field of "
+                         f"a line; label={label!r} does not apply")
+    if zero_based not in (True, False, "auto"):
+        raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
+    try:
+        X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
+    except (ValueError, IndexError, TypeError) as e:
+        where = _find_bad_libsvm_line(path)
+        detail = f"line {where[0]}: {where[1]}" if where else " ".join(str(e).split())
+        raise ValueError(f"malformed LibSVM file {path!r}: {detail}") from None
+    if X.shape[0] == 0:
+        raise ValueError(f"LibSVM file {path!r} has no data lines")
+    X = X.tocsr()
+    if zero_based == "auto":
+        zero_based = bool(X.nnz) and int(X.indices.min()) == 0
+    if not zero_based:
+        if X.nnz and int(X.indices.min()) == 0:
+            raise ValueError(f"LibSVM file {path!r} uses feature id 0, but was read as 1-based")
+        X = X[:, 1:] if X.shape[1] > 1 else X[:, :0]
+    offset = 0 if zero_based else 1
+    if n_features is not None:
+        n_features = int(n_features)
+        if X.shape[1] > n_features:
+            max_id = int(X.indices.max()) + offset if X.nnz else X.shape[1] - 1 + offset
+            raise ValueError(f"LibSVM file {path!r} uses feature id {max_id}, but only "
+                             f"{n_features} features are expected (ids {offset}.."
+                             f"{n_features - 1 + offset})")
+        if X.shape[1] < n_features:
+            import scipy.sparse as sp
+            X = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+    if X.shape[1] == 0:
+        raise ValueError(f"LibSVM file {path!r} has no features")
+    names = [f"f{j + offset}" for j in range(X.shape[1])]
+    return X, np.asarray(y, dtype=np.float64), names
+
+
+# -- entry point --------------------------------------------------------------------------
+def read_table(path, label=None, fmt=None, **kwargs):
+    """Read a data file; returns ``(X, y, feature_names)``.
+
+    path : a .csv/.tsv/.txt (delimiter sniffed for .txt), .parquet/.pq or
+        .svm/.libsvm/.svmlight file (optionally .gz/.bz2/.xz compressed), or any name with
+        ``fmt`` given.
+    label : the label column's name or index (CSV/Parquet); None for no label (``y`` is
+        None). LibSVM files always carry the label first.
+    fmt : 'csv' (also 'tsv', 'txt'), 'parquet' or 'libsvm'; None: from the extension.
+    kwargs : passed to the reader (``header``/``sep`` for CSV; ``n_features``/``zero_based``
+        for LibSVM).
+
+    X is a pandas DataFrame (string columns as 'category') for CSV/Parquet, a scipy CSR
+    matrix for LibSVM.
+    """
+    if path is None:
+        raise TypeError("path must be a file path, got None")
+    path = os.fspath(path)
+    kind = detect_format(path, fmt)
+    if kind == "csv":
+        return read_csv(path, label, **kwargs)
+    if kind == "parquet":
+        if kwargs:
+            raise TypeError(f"unexpected options for a Parquet file: {sorted(kwargs)}")
+        return read_parquet(path, label)
+    return read_libsvm(path, label, **kwargs)

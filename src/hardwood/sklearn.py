@@ -1,0 +1,302 @@
+"""scikit-learn estimators over ``hardwood.train``: :class:`GBDTRegressor` and
+:class:`GBDTClassifier`.
+
+They follow scikit-learn's conventions (constructor parameters stored as given and checked in
+``fit``; fitted attributes end in ``_``) and pass ``sklearn.utils.estimator_checks``.
+
+Data handling:
+
+- numpy arrays, array-likes and scipy sparse matrices go through scikit-learn's
+  ``validate_data`` (float32/float64, NaN allowed as missing, infinities rejected).
+- pandas DataFrames are handed to :class:`hardwood.Dataset` unchanged, so that ``category``
+  columns stay categorical; scikit-learn's feature-name and feature-count checks still apply.
+- Rows whose ``sample_weight`` is 0 are dropped before binning, so that a weight of 0 is
+  exactly the same as leaving the row out (and an integer weight ``k`` the same as ``k``
+  copies of the row).
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.preprocessing import LabelEncoder
+from sklearn.utils import check_random_state
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_array,
+    check_consistent_length,
+    check_is_fitted,
+    column_or_1d,
+    validate_data,
+)
+
+from .data.dataset import Dataset
+from .train.engine import train
+
+__all__ = ["GBDTRegressor", "GBDTClassifier"]
+
+_CHECK_X = dict(accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
+                ensure_all_finite="allow-nan")
+
+
+def _is_dataframe(X) -> bool:
+    return type(X).__module__.startswith("pandas") and type(X).__name__ == "DataFrame"
+
+
+def _take_rows(X, mask):
+    if _is_dataframe(X):
+        return X.iloc[np.flatnonzero(mask)]
+    if hasattr(X, "tocsr") and not isinstance(X, np.ndarray):
+        return X.tocsr()[np.flatnonzero(mask)]
+    return X[mask]
+
+
+class _GBDTBase(BaseEstimator):
+    """Shared parameters, validation and training of the hardwood estimators."""
+
+    _default_objective = "reg:squarederror"
+
+    def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=None, max_leaves=0,
+                 grow_policy="depthwise", min_child_weight=1.0, reg_lambda=1.0, reg_alpha=0.0,
+                 gamma=0.0, max_bin=256, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
+                 early_stopping_rounds=None, base_score=None, categorical_features=None,
+                 n_jobs=None, random_state=None, verbose=False):
+        self.n_estimators = n_estimators
+        self.learning_rate = learning_rate
+        self.max_depth = max_depth
+        self.max_leaves = max_leaves
+        self.grow_policy = grow_policy
+        self.min_child_weight = min_child_weight
+        self.reg_lambda = reg_lambda
+        self.reg_alpha = reg_alpha
+        self.gamma = gamma
+        self.max_bin = max_bin
+        self.subsample = subsample
+        self.colsample_bytree = colsample_bytree
+        self.colsample_bynode = colsample_bynode
+        self.max_cat_to_onehot = max_cat_to_onehot
+        self.objective = objective
+        self.eval_metric = eval_metric
+        self.early_stopping_rounds = early_stopping_rounds
+        self.base_score = base_score
+        self.categorical_features = categorical_features
+        self.n_jobs = n_jobs
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = True  # NaN is a missing value, routed by default_left
+        tags.input_tags.sparse = True
+        return tags
+
+    # -- parameters -------------------------------------------------------------------
+    def _seed(self) -> int:
+        rs = self.random_state
+        if rs is None:
+            return 0  # deterministic by default, as XGBoost and LightGBM
+        if isinstance(rs, numbers.Integral) and not isinstance(rs, bool):
+            return int(rs)
+        return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
+
+    def _train_params(self, objective) -> dict:
+        if (not isinstance(self.n_estimators, numbers.Integral) or isinstance(self.n_estimators, bool)
+                or self.n_estimators < 1):
+            raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
+        if not isinstance(self.max_bin, numbers.Integral) or self.max_bin < 2:
+            raise ValueError(f"max_bin must be an integer >= 2, got {self.max_bin!r}")
+        p = {
+            "objective": objective,
+            "learning_rate": self.learning_rate,
+            "max_depth": self.max_depth,
+            "max_leaves": self.max_leaves,
+            "grow_policy": self.grow_policy,
+            "min_child_weight": self.min_child_weight,
+            "reg_lambda": self.reg_lambda,
+            "reg_alpha": self.reg_alpha,
+            "gamma": self.gamma,
+            "max_bin": int(self.max_bin),
+            "subsample": self.subsample,
+            "colsample_bytree": self.colsample_bytree,
+            "colsample_bynode": self.colsample_bynode,
+            "max_cat_to_onehot": self.max_cat_to_onehot,
+            "random_state": self._seed(),
+            "n_jobs": self.n_jobs,
+            "verbose": self.verbose,
+        }
+        if self.eval_metric is not None:
+            p["eval_metric"] = self.eval_metric
+        if self.base_score is not None:
+            p["base_score"] = self.base_score
+        return p
+
+    # -- data -------------------------------------------------------------------------
+    def _validate_fit_data(self, X, y, sample_weight, y_numeric):
+        if _is_dataframe(X):
+            # keep the DataFrame (its category columns) for hardwood.Dataset; validate y, then
+            # record the feature names and count
+            y = validate_data(self, y=y, y_numeric=y_numeric)
+            X = validate_data(self, X, skip_check_array=True, reset=True)
+            check_consistent_length(X, y)
+        else:
+            X, y = validate_data(self, X, y, y_numeric=y_numeric, **_CHECK_X)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+            keep = sample_weight > 0
+            if not keep.any():
+                raise ValueError("Sample weights must contain at least one non-zero number.")
+            if not keep.all():  # weight 0 == row left out, bins included
+                X, y, sample_weight = _take_rows(X, keep), y[keep], sample_weight[keep]
+        return X, y, sample_weight
+
+    def _validate_predict_X(self, X):
+        check_is_fitted(self)
+        if _is_dataframe(X):
+            return validate_data(self, X, skip_check_array=True, reset=False)
+        return validate_data(self, X, reset=False, **_CHECK_X)
+
+    def _validate_eval_X(self, X):
+        if _is_dataframe(X):
+            return X
+        return check_array(X, estimator=self, input_name="eval_set X", **_CHECK_X)
+
+    def _encode_eval_y(self, y):
+        return y
+
+    def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, verbose, objective,
+             extra_params=None):
+        params = self._train_params(objective)
+        if extra_params:
+            params.update(extra_params)
+        train_set = Dataset(X, y, weight=sample_weight,
+                            categorical_features=self.categorical_features,
+                            max_bin=int(self.max_bin), random_state=params["random_state"])
+        valid_sets, valid_names = [], []
+        if eval_set is not None:
+            if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
+                eval_set = [eval_set]
+            eval_set = list(eval_set)
+            if sample_weight_eval_set is not None:
+                sample_weight_eval_set = list(sample_weight_eval_set)
+                if len(sample_weight_eval_set) != len(eval_set):
+                    raise ValueError(f"sample_weight_eval_set has {len(sample_weight_eval_set)} "
+                                     f"entries for {len(eval_set)} eval_set pairs")
+            for i, pair in enumerate(eval_set):
+                try:
+                    Xv, yv = pair
+                except (TypeError, ValueError):
+                    raise TypeError("eval_set must be a list of (X, y) pairs") from None
+                Xv = self._validate_eval_X(Xv)
+                yv = self._encode_eval_y(column_or_1d(np.asarray(yv)))
+                check_consistent_length(Xv, yv)
+                wv = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
+                if wv is not None:
+                    wv = _check_sample_weight(wv, Xv, dtype=np.float64, ensure_non_negative=True)
+                valid_sets.append(Dataset(Xv, yv, weight=wv, reference=train_set))
+                valid_names.append(f"validation_{i}")
+        if self.early_stopping_rounds is not None and not valid_sets:
+            raise ValueError("early_stopping_rounds needs a validation set: pass eval_set to fit")
+        model = train(params, train_set, num_boost_round=int(self.n_estimators),
+                      valid_sets=valid_sets, valid_names=valid_names,
+                      early_stopping_rounds=self.early_stopping_rounds, verbose_eval=verbose)
+        self.model_ = model
+        self.evals_result_ = model.evals_result
+        self.best_iteration_ = (model.best_iteration
+                                if self.early_stopping_rounds is not None else None)
+        gain = np.asarray(model.feature_importances("total_gain"), dtype=np.float64)
+        total = gain.sum()
+        self.feature_importances_ = gain / total if total > 0 else np.zeros_like(gain)
+        return self
+
+    # -- shared outputs ---------------------------------------------------------------
+    def apply(self, X):
+        """Leaf index of every tree for each row: shape (n_samples, n_trees)."""
+        X = self._validate_predict_X(X)
+        return self.model_.predict(X, output="leaf")
+
+
+class GBDTRegressor(RegressorMixin, _GBDTBase):
+    """Gradient-boosted trees for regression (scikit-learn API).
+
+    ``objective`` defaults to ``'reg:squarederror'``; ``'reg:absoluteerror'`` and
+    ``'reg:pseudohubererror'`` are also available. See :func:`hardwood.train` for the
+    meaning of the other parameters (XGBoost names).
+    """
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            verbose=False):
+        """Fit the model. ``eval_set`` is a list of (X, y) pairs evaluated each round (and
+        watched by ``early_stopping_rounds``: the last metric of the last pair)."""
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
+        objective = self.objective if self.objective is not None else "reg:squarederror"
+        return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
+                         objective)
+
+    def predict(self, X):
+        """Predicted values, shape (n_samples,)."""
+        X = self._validate_predict_X(X)
+        return np.asarray(self.model_.predict(X), dtype=np.float64)
+
+
+class GBDTClassifier(ClassifierMixin, _GBDTBase):
+    """Gradient-boosted trees for classification (scikit-learn API).
+
+    Labels may be of any type (strings, integers, floats); they are encoded with a
+    ``LabelEncoder``. Two classes train ``'binary:logistic'``, more train ``'multi:softprob'``
+    (one tree per class per round).
+    """
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+            verbose=False):
+        """Fit the model. ``eval_set`` is a list of (X, y) pairs, with labels among the
+        training labels, evaluated each round (and watched by ``early_stopping_rounds``)."""
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False)
+        check_classification_targets(y)
+        le = LabelEncoder()
+        y_enc = le.fit_transform(y)
+        classes = le.classes_
+        if len(classes) < 2:
+            raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the "
+                             f"data (with non-zero weight), but the data contains only one class:"
+                             f" {classes[0]!r}")
+        self._label_encoder = le
+        self.classes_ = classes
+        self.n_classes_ = len(classes)
+        extra = {}
+        if self.objective is None:
+            objective = "binary:logistic" if self.n_classes_ == 2 else "multi:softprob"
+        else:
+            objective = self.objective
+        if objective in ("multi:softprob", "multi:softmax", "multiclass", "softmax"):
+            extra["num_class"] = self.n_classes_
+        return self._fit(X, y_enc.astype(np.float64), sample_weight, eval_set,
+                         sample_weight_eval_set, verbose, objective, extra)
+
+    def _encode_eval_y(self, y):
+        unknown = np.setdiff1d(np.unique(y), self.classes_)
+        if unknown.size:
+            raise ValueError(f"eval_set labels {unknown[:5].tolist()} were not seen in training "
+                             f"(classes: {self.classes_.tolist()[:10]})")
+        return self._label_encoder.transform(y).astype(np.float64)
+
+    def decision_function(self, X):
+        """Raw margins: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        X = self._validate_predict_X(X)
+        return np.asarray(self.model_.predict(X, output="raw"), dtype=np.float64)
+
+    def predict_proba(self, X):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
+        X = self._validate_predict_X(X)
+        p = np.asarray(self.model_.predict(X), dtype=np.float64)
+        if p.ndim == 1:
+            p = np.column_stack([1.0 - p, p])
+        return p
+
+    def predict(self, X):
+        """Most probable class of each row (labels as in ``classes_``)."""
+        proba = self.predict_proba(X)
+        return self.classes_[np.argmax(proba, axis=1)]

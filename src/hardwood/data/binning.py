@@ -50,9 +50,10 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
         idx = np.searchsorted(cum, targets, side="left")
         idx = np.unique(np.minimum(idx, uniq.size - 2))
         cut_after = idx
-    edges = (uniq[cut_after] + uniq[cut_after + 1]) * 0.5
+    lo, hi = uniq[cut_after], uniq[cut_after + 1]
+    edges = np.maximum(lo * 0.5 + hi * 0.5, lo)  # halves first: no overflow near +-DBL_MAX
     # midpoint rounding can land on the upper value for adjacent doubles: then use the lower
-    edges = np.where(edges >= uniq[cut_after + 1], uniq[cut_after], edges)
+    edges = np.where(edges >= hi, lo, edges)
     return np.append(edges, np.inf)
 
 
@@ -60,8 +61,9 @@ class BinMapper:
     """Learns per-field bins from (a sample of) the training matrix and applies them."""
 
     def __init__(self, max_bin: int = 256, sample_rows: int = SAMPLE_ROWS, random_state: int = 0):
-        if not isinstance(max_bin, (int, np.integer)) or max_bin < 2:
-            raise ValueError(f"max_bin must be an integer >= 2, got {max_bin!r}")
+        if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
+                or not 2 <= max_bin <= 65536):
+            raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")
         self.max_bin = int(max_bin)
         self.sample_rows = int(sample_rows)
         self.random_state = random_state
@@ -82,6 +84,9 @@ class BinMapper:
         edges = []
         for j in range(d):
             if is_categorical[j]:
+                if n_categories[j] > 65535:
+                    raise ValueError(f"categorical feature {j} has {n_categories[j]} categories; "
+                                     "at most 65535 are supported")
                 n_value[j] = max(int(n_categories[j]), 1)
                 edges.append(np.empty(0))
             else:

@@ -69,18 +69,46 @@ def _resolve_categorical(categorical_features, names, n_features):
     return mask
 
 
-def _code_values(col: np.ndarray, cats: np.ndarray, colname) -> np.ndarray:
-    """Map raw categorical values (floats) to codes into ``cats`` (sorted); unseen -> NaN."""
+def _numeric_category_table(cats):
+    """(sorted float values, their codes) of the numeric entries of a category list."""
+    if isinstance(cats, np.ndarray) and cats.dtype.kind in "iuf":
+        vals = cats.astype(np.float64).reshape(-1)
+        keep = ~np.isnan(vals)
+        codes = np.flatnonzero(keep).astype(np.float64)
+        vals = vals[keep]
+        order = np.argsort(vals, kind="stable")
+        return vals[order], codes[order]
+    vals, codes = [], []
+    for i, v in enumerate(cats if cats is not None else ()):
+        if isinstance(v, (numbers.Integral, numbers.Real, np.bool_)):  # bool counts as 0/1
+            fv = float(v)
+            if fv == fv:
+                vals.append(fv)
+                codes.append(i)
+    vals = np.asarray(vals, dtype=np.float64)
+    codes = np.asarray(codes, dtype=np.float64)
+    order = np.argsort(vals, kind="stable")
+    return vals[order], codes[order]
+
+
+def _code_values(col: np.ndarray, cats, colname) -> np.ndarray:
+    """Map raw categorical values (floats) to codes into ``cats`` *by value* (``cats`` may be
+    in any order and may mix numbers and strings; only its numbers can match); unseen or
+    NaN -> NaN."""
+    col = np.asarray(col, dtype=np.float64)
     out = np.full(col.shape[0], np.nan, dtype=np.float64)
     ok = ~np.isnan(col)
-    if len(cats) == 0:
+    vals, codes = _numeric_category_table(cats)
+    if vals.size == 0:
+        if cats is not None and len(cats) and ok.any():
+            raise TypeError(f"categorical feature {colname!r} has non-numeric categories "
+                            f"(e.g. {cats[0]!r}) but numbers were given; pass it as a pandas "
+                            "'category' (or string) column")
         return out
     v = col[ok]
-    pos = np.searchsorted(cats, v)
-    pos_c = np.minimum(pos, len(cats) - 1)
-    hit = cats[pos_c] == v
-    codes = np.where(hit, pos_c, np.nan)
-    out[ok] = codes
+    pos = np.minimum(np.searchsorted(vals, v), vals.size - 1)
+    hit = vals[pos] == v
+    out[ok] = np.where(hit, codes[pos], np.nan)
     return out
 
 
@@ -93,14 +121,30 @@ def _check_categorical_numeric(col, colname):
         raise ValueError(f"categorical feature {colname!r} has codes too large for int32")
 
 
+def _default_names(n_features):
+    return [f"f{i}" for i in range(n_features)]
+
+
+def _reject_strings_in_object_array(arr, what):
+    """Numpy object arrays may hold numbers and None (missing), never strings."""
+    flat = arr.reshape(arr.shape[0], -1) if arr.ndim >= 2 else arr.reshape(-1, 1)
+    for j in range(flat.shape[1]):
+        for v in flat[:, j]:
+            if isinstance(v, (str, bytes, np.str_, np.bytes_)):
+                col = f", column {j}" if arr.ndim >= 2 else ""
+                raise TypeError(f"{what} has non-numeric (object) values such as {v!r}{col}; "
+                                "encode strings as pandas 'category' columns or numbers")
+
+
 def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = None,
                     feature_names=None, dtype=np.float32, what="X"):
     """Return ``(matrix, info)``.
 
     With ``info=None`` the categories are learnt from ``X`` (training); otherwise ``X`` is
-    checked against ``info`` (same columns) and coded with its categories.
-    The matrix is C-contiguous, ``dtype`` (float32 unless a categorical code needs more),
-    NaN for missing. ``±inf`` raises.
+    checked against ``info`` (same columns) and coded with its categories, *by value*:
+    a category training never saw becomes NaN (missing).
+    The matrix is C-contiguous, float32 (float64 when the input holds float64 values or
+    categorical codes), NaN for missing. ``±inf`` raises.
     """
     if X is None:
         raise TypeError(f"{what} must be a matrix, got None")
@@ -111,15 +155,24 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
             X = _sp.csr_matrix(X)
             if X.shape[0] == 0 or X.shape[1] == 0:
                 raise ValueError(f"{what} is empty: shape {X.shape}")
-            mat = np.asarray(X.toarray(), dtype=np.float64 if dtype == np.float64 else np.float32)
+            if X.dtype.kind not in "biuf":
+                raise TypeError(f"{what} must be numeric, got a sparse matrix of dtype {X.dtype}")
+            keep64 = dtype == np.float64 or X.dtype == np.float64
+            mat = X.toarray().astype(np.float64 if keep64 else np.float32, copy=False)
         else:
+            if isinstance(X, (str, bytes)):
+                raise TypeError(f"{what} must be a matrix, got {type(X).__name__}")
             arr = np.asarray(X)
             if arr.dtype == object:
+                _reject_strings_in_object_array(arr, what)
                 try:
                     arr = arr.astype(np.float64)
                 except (TypeError, ValueError):
                     raise TypeError(f"{what} has non-numeric (object) values; encode strings as "
                                     "pandas 'category' columns or numbers") from None
+            if arr.dtype.kind in "USa":
+                raise TypeError(f"{what} holds strings (dtype {arr.dtype}); encode them as pandas "
+                                "'category' columns or numbers")
             if arr.dtype.kind not in "biuf":
                 raise TypeError(f"{what} must be numeric, got dtype {arr.dtype}")
             if arr.ndim == 1:
@@ -132,9 +185,12 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
             raise ValueError(f"{what} is empty: shape {mat.shape}")
         n_features = mat.shape[1]
         if info is None:
-            names = list(feature_names) if feature_names is not None else [f"f{i}" for i in range(n_features)]
+            names = list(feature_names) if feature_names is not None else _default_names(n_features)
             if len(names) != n_features:
                 raise ValueError(f"feature_names has {len(names)} names for {n_features} features")
+            names = [str(n) for n in names]
+            if len(set(names)) != len(names):
+                raise ValueError("feature_names holds duplicate names")
             is_cat = _resolve_categorical(categorical_features, names, n_features)
         else:
             if n_features != info.n_features:
@@ -149,13 +205,15 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
             mat = mat.astype(np.float64) if mat.dtype != np.float64 else mat.copy()
             for j in np.flatnonzero(is_cat):
                 col = mat[:, j]
+                if np.isinf(col).any():
+                    break  # reported by _check_finite below, with its position
                 if info is None:
                     _check_categorical_numeric(col, names[j])
                     c = np.unique(col[~np.isnan(col)])
-                    cats[j] = c.tolist()
+                    cats[j] = [int(v) for v in c]  # plain ints: JSON-able, sorted
                 else:
-                    c = np.asarray(info.categories[j], dtype=np.float64)
-                    cats[j] = info.categories[j]
+                    c = info.categories[j]
+                    cats[j] = c
                 mat[:, j] = _code_values(col, c, names[j])
     if info is not None:
         cats = info.categories
@@ -176,6 +234,11 @@ def _check_finite(mat, what):
                              "use NaN for missing values")
 
 
+def _is_stringish(dtype) -> bool:
+    import pandas as pd
+    return dtype == object or pd.api.types.is_string_dtype(dtype)
+
+
 def _from_pandas(df, categorical_features, info, dtype, what):
     import pandas as pd
 
@@ -183,58 +246,78 @@ def _from_pandas(df, categorical_features, info, dtype, what):
         raise ValueError(f"{what} is empty: shape {df.shape}")
     names = [str(c) for c in df.columns]
     n_features = len(names)
+    if len(set(names)) != n_features:
+        dup = sorted({n for n in names if names.count(n) > 1})
+        raise ValueError(f"{what} has duplicate column names {dup[:5]}")
     if info is not None:
         if n_features != info.n_features:
             raise ValueError(f"{what} has {n_features} columns, but the model/training data has "
                              f"{info.n_features}")
-        if names != info.names and not all(n.startswith("f") for n in info.names):
+        # a model trained on a plain array has the default names f0..f{d-1}: accept any names
+        if names != list(info.names) and list(info.names) != _default_names(n_features):
             missing = [n for n in info.names if n not in names]
             raise ValueError(f"{what} columns differ from the training columns"
                              + (f" (missing {missing[:5]})" if missing else " (different order)"))
-        is_cat = info.is_categorical
+        is_cat = np.asarray(info.is_categorical, dtype=bool)
     else:
         is_cat = _resolve_categorical(categorical_features, names, n_features)
-        for j, c in enumerate(df.columns):
-            if isinstance(df[c].dtype, pd.CategoricalDtype):
+        for j in range(n_features):
+            if isinstance(df.iloc[:, j].dtype, pd.CategoricalDtype):
                 is_cat[j] = True
     need64 = dtype == np.float64
     cols = []
     cats = [None] * n_features
-    for j, c in enumerate(df.columns):
-        s = df[c]
+    for j in range(n_features):
+        s = df.iloc[:, j]
         if is_cat[j]:
+            if _is_stringish(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
+                bad = [v for v in s.dropna().unique()[:50]
+                       if not isinstance(v, (str, bytes, numbers.Number))]
+                if bad:
+                    raise TypeError(f"categorical column {names[j]!r} holds values of type "
+                                    f"{type(bad[0]).__name__}; use strings or numbers")
+                s = s.astype("category")
             if isinstance(s.dtype, pd.CategoricalDtype):
                 values = list(s.cat.categories)
                 codes = s.cat.codes.to_numpy().astype(np.int64)
                 if info is None:
-                    cats[j] = values
+                    cats[j] = [v.item() if isinstance(v, np.generic) else v for v in values]
                     col = np.where(codes < 0, np.nan, codes.astype(np.float64))
                 else:
                     train_vals = info.categories[j] or []
-                    lookup = {v: i for i, v in enumerate(train_vals)}
-                    remap = np.array([lookup.get(v, np.nan) for v in values] + [np.nan], dtype=np.float64)
+                    lookup = {}
+                    for i, v in enumerate(train_vals):
+                        lookup.setdefault(v, i)
+                    remap = np.array([lookup.get(v, np.nan) for v in values] + [np.nan],
+                                     dtype=np.float64)
                     col = remap[np.where(codes < 0, len(values), codes)]
             else:
-                if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
-                    raise TypeError(f"column {names[j]!r} holds strings; convert it with "
-                                    ".astype('category') to use it as a categorical feature")
-                raw = pd.to_numeric(s, errors="raise").to_numpy(dtype=np.float64, na_value=np.nan)
+                try:
+                    raw = s.to_numpy(dtype=np.float64, na_value=np.nan)
+                except (TypeError, ValueError):
+                    raise TypeError(f"categorical column {names[j]!r} has dtype {s.dtype}; use "
+                                    "integer codes, strings or a 'category' column") from None
+                if np.isinf(raw).any():
+                    r = int(np.flatnonzero(np.isinf(raw))[0])
+                    raise ValueError(f"{what} contains infinite values (first at row {r}, "
+                                     f"column {j}); use NaN for missing values")
                 if info is None:
                     _check_categorical_numeric(raw, names[j])
                     u = np.unique(raw[~np.isnan(raw)])
-                    cats[j] = u.tolist()
-                    col = _code_values(raw, u, names[j])
+                    cats[j] = [int(v) for v in u]
+                    col = _code_values(raw, cats[j], names[j])
                 else:
-                    col = _code_values(raw, np.asarray(info.categories[j], dtype=np.float64), names[j])
-            need64 = need64 or (info is None and cats[j] is not None and len(cats[j]) > 2**24)
+                    col = _code_values(raw, info.categories[j], names[j])
+            n_cat_j = len((info.categories[j] if info is not None else cats[j]) or ())
+            need64 = need64 or n_cat_j > 2**24
         else:
             if isinstance(s.dtype, pd.CategoricalDtype):
                 raise TypeError(f"column {names[j]!r} is categorical here but was numeric in training")
-            if s.dtype == object or pd.api.types.is_string_dtype(s.dtype):
+            if _is_stringish(s.dtype):
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric; "
                                 "convert it with .astype('category') to use it as a categorical feature")
             if s.dtype.kind == "f" and s.dtype.itemsize == 8:
-                need64 = need64 or False
+                need64 = True  # as for a float64 numpy array: keep the values exact
             try:
                 col = s.to_numpy(dtype=np.float64, na_value=np.nan)
             except (TypeError, ValueError):
@@ -255,10 +338,18 @@ def to_vector(y, n_rows, what, *, allow_none=True):
         if allow_none:
             return None
         raise ValueError(f"{what} is required")
-    if hasattr(y, "to_numpy"):
-        y = y.to_numpy()
+    if hasattr(y, "to_numpy") and not (_sp is not None and _sp.issparse(y)):
+        try:  # pandas: nullable dtypes -> NaN (reported below as missing)
+            y = y.to_numpy(dtype=np.float64, na_value=np.nan)
+        except (TypeError, ValueError):
+            y = y.to_numpy()
+    if _sp is not None and _sp.issparse(y):
+        y = y.toarray()
+    if isinstance(y, (str, bytes)):
+        raise TypeError(f"{what} must be numeric, got {type(y).__name__}")
     arr = np.asarray(y)
     if arr.dtype == object:
+        _reject_strings_in_object_array(arr, what)
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError):
@@ -272,6 +363,10 @@ def to_vector(y, n_rows, what, *, allow_none=True):
     if arr.shape[0] != n_rows:
         raise ValueError(f"{what} has {arr.shape[0]} entries but X has {n_rows} rows")
     arr = arr.astype(np.float64)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{what} contains NaN or infinite values")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        kind = "NaN" if np.isnan(arr[i]) else "infinite"
+        raise ValueError(f"{what} contains NaN or infinite values ({int(bad.sum())} of them; "
+                         f"the first, at index {i}, is {kind})")
     return arr

@@ -20,6 +20,7 @@ Non-finite floats are written as the strings "nan", "inf" and "-inf".
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -49,6 +50,36 @@ def _encode_floats(values):
     return [_enc(float(v)) for v in values]
 
 
+_SKIP = object()
+
+
+def _category_to_json(v, feature):
+    if isinstance(v, np.generic):
+        v = v.item()
+    if not isinstance(v, (str, int, float)):  # bool is an int
+        raise ValueError(f"cannot save the model: categorical feature {feature!r} has a category "
+                         f"of type {type(v).__name__} ({v!r}); only strings and numbers can be "
+                         "saved")
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError(f"cannot save the model: categorical feature {feature!r} has the "
+                         f"non-finite category {v!r}")
+    return v
+
+
+def _param_to_json(v):
+    """A training parameter as JSON (non-finite floats as strings), or _SKIP."""
+    if isinstance(v, np.generic):
+        v = v.item()
+    if v is None or isinstance(v, (bool, int, str)):
+        return v
+    if isinstance(v, float):
+        return _enc(v)
+    if isinstance(v, (list, tuple)):
+        out = [_param_to_json(x) for x in v]
+        return _SKIP if any(x is _SKIP for x in out) else out
+    return _SKIP
+
+
 def model_to_dict(model) -> dict:
     trees = []
     for t in model.trees:
@@ -59,21 +90,24 @@ def model_to_dict(model) -> dict:
         d["cover"] = _encode_floats(t.cover)
         trees.append(d)
     cats = []
-    for c in model.info.categories:
-        cats.append(None if c is None else [_enc(v) if isinstance(v, float) else v for v in c])
-    params = {k: v for k, v in model.params.items()
-              if isinstance(v, (int, float, str, bool, type(None), list))}
+    for name, c in zip(model.info.names, model.info.categories):
+        cats.append(None if c is None else [_category_to_json(v, name) for v in c])
+    params = {}
+    for k, v in model.params.items():
+        v = _param_to_json(v)
+        if v is not _SKIP:
+            params[str(k)] = v
     return {
         "format": FORMAT,
         "version": VERSION,
         "objective": model.objective,
-        "n_outputs": model.n_outputs,
+        "n_outputs": int(model.n_outputs),
         "base_score": _encode_floats(model.base_score),
         "features": {"names": list(model.info.names),
                      "is_categorical": [bool(b) for b in model.info.is_categorical],
                      "categories": cats},
         "params": params,
-        "best_iteration": model.best_iteration,
+        "best_iteration": None if model.best_iteration is None else int(model.best_iteration),
         "best_score": None if model.best_score is None else _enc(float(model.best_score)),
         "tree_group": [int(v) for v in model.tree_group],
         "trees": trees,
@@ -87,9 +121,14 @@ def model_to_json(model) -> str:
 def save_model(model, path):
     text = model_to_json(model)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, path)  # never leave a half-written model behind
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)  # never leave a half-written model behind
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(tmp)
+        raise
 
 
 # -- loading -----------------------------------------------------------------------------
@@ -112,32 +151,43 @@ def _dec_float(v, where):
     if isinstance(v, bool):
         _fail(f"{where} holds a boolean where a number belongs")
     if isinstance(v, (int, float)):
-        return float(v)
+        try:
+            return float(v)
+        except OverflowError:
+            _fail(f"{where} holds an integer too large for a float")
     if v == "nan":
         return float("nan")
     if v == "inf":
         return float("inf")
     if v == "-inf":
         return float("-inf")
-    _fail(f"{where} holds {v!r} where a number belongs")
+    _fail(f"{where} holds {_short(v)} where a number belongs")
 
 
 def _float_array(values, where):
     if not isinstance(values, list):
         _fail(f"{where} must be a list")
-    return np.array([_dec_float(v, where) for v in values], dtype=np.float64)
+    return np.array([_dec_float(v, where) for v in values], dtype=np.float64).reshape(-1)
 
 
-def _int_array(values, where, lo=None, hi=None):
+def _int_array(values, where, lo, hi):
+    """A list of JSON integers in [lo, hi] (checked before any conversion, so that a huge
+    integer cannot overflow) as int64."""
     if not isinstance(values, list):
         _fail(f"{where} must be a list")
     for v in values:
         if not isinstance(v, int) or isinstance(v, bool):
-            _fail(f"{where} holds {v!r} where an integer belongs")
-    arr = np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
-    if arr.size and ((lo is not None and arr.min() < lo) or (hi is not None and arr.max() > hi)):
-        _fail(f"{where} holds a value outside [{lo}, {hi}]")
-    return arr
+            _fail(f"{where} holds {_short(v)} where an integer belongs")
+        if not lo <= v <= hi:
+            _fail(f"{where} holds {_short(v)}, outside [{lo}, {hi}]")
+    return np.array(values, dtype=np.int64) if values else np.zeros(0, dtype=np.int64)
+
+
+def _short(v):
+    if isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 10**30:
+        return f"an integer of {v.bit_length()} bits"
+    r = repr(v)
+    return r if len(r) <= 60 else r[:57] + "..."
 
 
 def _bool_array(values, where):
@@ -182,17 +232,23 @@ def validate_tree(t: Tree, n_features, n_categories, is_cat_feature, where):
     if not np.all(np.isfinite(t.value[~internal])):
         _fail(f"{where}.value is not finite at a leaf")
     nb = t.cat_bitsets.shape[0]
-    for i in np.flatnonzero(is_cat):
-        words = (int(n_categories[feat[i]]) + 31) // 32
-        off = int(t.cat_offset[i])
-        if off < 0 or off + max(words, 1) > nb:
-            _fail(f"{where}.cat_offset[{i}] points outside the tree's bitsets")
+    cat_nodes = np.flatnonzero(is_cat)
+    if cat_nodes.size:
+        # the predictor reads words cat_offset .. cat_offset + ceil(K / 32) - 1 of the bitsets
+        words = np.maximum((np.asarray(n_categories, dtype=np.int64)[feat[cat_nodes]] + 31) // 32, 1)
+        off = t.cat_offset[cat_nodes].astype(np.int64)
+        bad = (off < 0) | (off + words > nb)
+        if bad.any():
+            _fail(f"{where}.cat_offset[{int(cat_nodes[np.argmax(bad)])}] points outside the "
+                  f"tree's bitsets ({nb} words)")
 
 
 def _feature_info(fd):
     names = _get(fd, "names", list, "features")
     if not all(isinstance(s, str) for s in names):
         _fail("features.names must be strings")
+    if len(set(names)) != len(names):
+        _fail("features.names holds duplicate names")
     is_cat = _bool_array(_get(fd, "is_categorical", list, "features"), "features.is_categorical")
     cats = _get(fd, "categories", list, "features")
     if not (len(names) == is_cat.size == len(cats)):
@@ -204,7 +260,19 @@ def _feature_info(fd):
         if is_cat[j]:
             if not isinstance(c, list):
                 _fail(f"features.categories[{j}] must list the categories of a categorical feature")
-            categories.append([_dec_float(v, "features.categories") if isinstance(v, str) and v in ("nan", "inf", "-inf") else v for v in c])
+            seen = set()
+            for v in c:
+                if not isinstance(v, (str, int, float)):  # bool is an int
+                    _fail(f"features.categories[{j}] holds {_short(v)}; categories are strings "
+                          "or numbers")
+                if isinstance(v, int) and not -2**63 <= v < 2**63:
+                    _fail(f"features.categories[{j}] holds an integer out of range")
+                if isinstance(v, float) and not math.isfinite(v):
+                    _fail(f"features.categories[{j}] holds a non-finite number")
+                if v in seen:
+                    _fail(f"features.categories[{j}] lists {_short(v)} twice")
+                seen.add(v)
+            categories.append(list(c))
         else:
             if c is not None:
                 _fail(f"features.categories[{j}] must be null for a numeric feature")
@@ -218,7 +286,7 @@ def model_from_dict(d: dict):
     if not isinstance(d, dict):
         _fail("the top level must be a JSON object")
     if d.get("format") != FORMAT:
-        _fail(f"'format' is {d.get('format')!r}, expected {FORMAT!r}")
+        _fail(f"'format' is {_short(d.get('format'))}, expected {FORMAT!r}")
     version = d.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         _fail("'version' must be an integer")
@@ -229,7 +297,7 @@ def model_from_dict(d: dict):
         _fail(f"unknown version {version}")
     objective = _get(d, "objective", str, "model")
     if objective not in KNOWN_OBJECTIVES:
-        _fail(f"unknown objective {objective!r}")
+        _fail(f"unknown objective {_short(objective)}")
     n_outputs = _get(d, "n_outputs", int, "model")
     if n_outputs < 1 or n_outputs > 1_000_000:
         _fail(f"n_outputs {n_outputs} is out of range")
@@ -261,6 +329,8 @@ def model_from_dict(d: dict):
                 arrays[name] = _float_array(raw, f"{where}.{name}")
         arrays["cat_bitsets"] = _int_array(_get(td, "cat_bitsets", list, where),
                                            f"{where}.cat_bitsets", 0, 2**32 - 1)
+        with np.errstate(over="ignore"):  # gain is float32: a huge gain becomes inf, harmlessly
+            arrays["gain"] = arrays["gain"].astype(np.float32)
         tree = Tree.from_arrays(**arrays)
         validate_tree(tree, n_features, n_categories, info.is_categorical, where)
         trees.append(tree)
@@ -274,14 +344,19 @@ def model_from_dict(d: dict):
     params = d.get("params", {})
     if not isinstance(params, dict):
         _fail("params must be an object")
+    params = {k: (_dec_float(v, "params") if v in ("nan", "inf", "-inf") else v)
+              for k, v in params.items()}
     return Model(trees, group, base, objective, n_outputs, info, params=params,
                  best_iteration=best_it, best_score=best_score)
 
 
 def load_model(path_or_text):
     """Load a model saved by ``Model.save`` (a path, or the JSON text itself)."""
-    if isinstance(path_or_text, (bytes, bytearray)):
-        text = bytes(path_or_text).decode("utf-8", errors="strict")
+    if isinstance(path_or_text, (bytes, bytearray, memoryview)):
+        try:
+            text = bytes(path_or_text).decode("utf-8", errors="strict")
+        except UnicodeDecodeError:
+            _fail("the data is not UTF-8 JSON text")
     elif isinstance(path_or_text, str) and path_or_text.lstrip().startswith("{"):
         text = path_or_text
     else:
@@ -295,10 +370,20 @@ def load_model(path_or_text):
         except UnicodeDecodeError:
             _fail("the file is not UTF-8 JSON text")
     try:
-        d = json.loads(text)
+        d = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
         raise ModelFormatError(f"invalid hardwood model: not valid JSON ({e.msg} at line "
                                f"{e.lineno}, column {e.colno}); the file may be truncated") from None
     except RecursionError:
         _fail("JSON nested too deeply")
-    return model_from_dict(d)
+    except ValueError as e:  # e.g. an integer literal with too many digits
+        _fail(f"not valid JSON ({e})")
+    try:
+        return model_from_dict(d)
+    except RecursionError:
+        _fail("JSON nested too deeply")
+
+
+def _reject_constant(name):
+    # the writer spells non-finite floats as strings; bare NaN/Infinity is not JSON
+    raise ValueError(f"{name} is not valid JSON (write non-finite numbers as strings)")

@@ -1,0 +1,259 @@
+"""Quantile binning (BinMapper): the bin contract of DESIGN.md."""
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import hardwood
+from hardwood import Dataset
+from hardwood.data import binning
+from hardwood.data.binning import SAMPLE_ROWS, BinMapper
+
+
+def _fit(X, max_bin=256, cat=None, n_cat=None, **kw):
+    X = np.asarray(X, dtype=np.float64)
+    if X.ndim == 1:
+        X = X[:, None]
+    d = X.shape[1]
+    is_cat = np.zeros(d, bool) if cat is None else np.asarray(cat)
+    n_cat = np.zeros(d, np.int32) if n_cat is None else np.asarray(n_cat)
+    return BinMapper(max_bin=max_bin, **kw).fit(X, is_cat, n_cat), X
+
+
+def _check_contract(bm, X):
+    """x falls in bin b iff upper_edges[b-1] < x <= upper_edges[b]; NaN in the missing bin."""
+    rows, cols = bm.transform(X)
+    np.testing.assert_array_equal(rows.T, cols)
+    for j in range(X.shape[1]):
+        if bm.is_categorical[j]:
+            continue
+        e = np.asarray(bm.upper_edges[j])
+        assert e[-1] == np.inf
+        assert np.all(np.diff(e) > 0), "edges strictly increasing"
+        assert bm.n_value_bins[j] == e.size <= bm.max_bin - 1
+        assert bm.n_bins[j] == e.size + 1 and bm.missing_bin[j] == e.size
+        x = X[:, j]
+        b = rows[:, j].astype(np.int64)
+        nan = np.isnan(x)
+        assert np.all(b[nan] == bm.missing_bin[j])
+        xb, bb = x[~nan], b[~nan]
+        assert np.all(bb < e.size)
+        assert np.all(xb <= e[bb])
+        lower = np.where(bb > 0, e[np.maximum(bb - 1, 0)], -np.inf)
+        assert np.all(lower < xb)
+        # the split 'bin <= k' is the raw rule 'x <= upper_edges[k]', for every k
+        for k in range(min(e.size, 40)):
+            np.testing.assert_array_equal(bb <= k, xb <= e[k])
+    return rows
+
+
+def test_dtype_uint8_and_uint16():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(5000, 2))
+    bm, X = _fit(X, max_bin=256)
+    assert bm.dtype == np.uint8 and bm.n_bins.max() <= 256
+    rows = _check_contract(bm, X)
+    assert rows.dtype == np.uint8
+    bm, X = _fit(X, max_bin=1024)
+    assert bm.n_bins.max() > 256 and bm.dtype == np.uint16
+    assert _check_contract(bm, X).dtype == np.uint16
+    # a categorical field with more than 255 categories needs uint16 even with max_bin=256
+    Xc = np.column_stack([rng.normal(size=1000), np.arange(1000) % 300])
+    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1])
+    assert ds.bins_row.dtype == np.uint16 and ds.bin_mapper.n_bins[1] == 301
+    np.testing.assert_array_equal(ds.bins_row[:, 1], np.arange(1000) % 300)
+    np.testing.assert_array_equal(ds.bins_row.T, ds.bins_col)
+
+
+def test_max_bin_65536_fits_uint16():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(70000, 1))
+    ds = Dataset(X, max_bin=65536)
+    assert ds.bins_row.dtype == np.uint16
+    assert ds.bin_mapper.n_bins[0] <= 65536
+    assert int(ds.bins_row.max()) < ds.bin_mapper.n_bins[0]
+    # bins are monotone in x, with nothing wrapped around
+    order = np.argsort(X[:, 0])
+    assert np.all(np.diff(ds.bins_row[order, 0].astype(np.int64)) >= 0)
+
+
+def test_few_distinct_values_get_one_bin_each():
+    vals = np.array([-3.5, 0.0, 1e-300, 2.0, 7.25, 1e12])
+    rng = np.random.default_rng(2)
+    x = rng.choice(vals, 1000)
+    x[::13] = np.nan
+    bm, X = _fit(x, max_bin=16)
+    assert bm.n_value_bins[0] == len(vals)
+    rows = _check_contract(bm, X)
+    for k, v in enumerate(vals):
+        assert np.all(rows[x == v, 0] == k)
+    # exactly max_bin - 1 distinct values still get one bin each
+    bm, X = _fit(np.arange(15.0), max_bin=16)
+    assert bm.n_value_bins[0] == 15
+    np.testing.assert_array_equal(bm.transform(X)[0][:, 0], np.arange(15))
+
+
+@pytest.mark.filterwarnings("ignore:overflow encountered")
+def test_adjacent_doubles_are_separated():
+    a = 1.0
+    b = np.nextafter(a, 2.0)
+    c = np.nextafter(b, 2.0)
+    bm, X = _fit(np.array([a, b, c, a, b, c]), max_bin=8)
+    rows = _check_contract(bm, X)
+    assert rows[:3, 0].tolist() == [0, 1, 2]
+    bm, X = _fit(np.array([-np.finfo(float).max, np.finfo(float).max, 0.0]), max_bin=8)
+    assert _check_contract(bm, X)[:, 0].tolist() == [0, 2, 1]
+    bm, X = _fit(np.array([1.7e308, 1e308, 0.0]), max_bin=8)
+    assert _check_contract(bm, X)[:, 0].tolist() == [2, 1, 0]
+
+
+def test_huge_negative_values_get_their_own_bins():
+    bm, X = _fit(np.array([-1.7e308, -1e308, 0.0]), max_bin=8)
+    assert _check_contract(bm, X)[:, 0].tolist() == [0, 1, 2]
+
+
+def test_constant_and_all_missing_columns():
+    n = 100
+    X = np.column_stack([np.full(n, 3.0), np.full(n, np.nan), np.arange(n, dtype=float)])
+    bm, X = _fit(X)
+    assert bm.n_value_bins[:2].tolist() == [1, 1]
+    rows = _check_contract(bm, X)
+    assert np.all(rows[:, 0] == 0) and np.all(rows[:, 1] == bm.missing_bin[1])
+    # training on them works (no split possible on the constant ones)
+    y = (np.arange(n) > 50).astype(float)
+    m = hardwood.train({"objective": "binary:logistic", "max_depth": 3}, Dataset(X, y),
+                       num_boost_round=3)
+    for t in m.trees:
+        assert set(t.feature[t.feature >= 0].tolist()) <= {2}
+    Xc = np.full((50, 2), 1.0)
+    m = hardwood.train({"objective": "reg:squarederror"}, Dataset(Xc, np.arange(50.0)),
+                       num_boost_round=2)
+    np.testing.assert_allclose(m.predict(Xc), m.predict(Xc)[0])
+
+
+def test_quantile_bins_are_balanced():
+    rng = np.random.default_rng(3)
+    x = rng.exponential(size=50_000)
+    max_bin = 64
+    bm, X = _fit(x, max_bin=max_bin)
+    rows = _check_contract(bm, X)
+    counts = np.bincount(rows[:, 0], minlength=bm.n_value_bins[0])
+    assert bm.n_value_bins[0] >= max_bin - 3
+    ideal = x.size / (max_bin - 1)
+    assert counts.max() < 1.6 * ideal and counts.min() > 0.4 * ideal
+
+
+def test_quantiles_from_a_sample(monkeypatch):
+    assert SAMPLE_ROWS == 200_000
+    seen = []
+    orig = binning._numeric_edges
+
+    def spy(values, max_value_bins, *args, **kw):
+        seen.append(values.size)
+        return orig(values, max_value_bins, *args, **kw)
+
+    monkeypatch.setattr(binning, "_numeric_edges", spy)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(5000, 2))
+    bm, X = _fit(X, sample_rows=1000)
+    assert seen == [1000, 1000]
+    _check_contract(bm, X)  # every row, sampled or not, obeys the edges
+    seen.clear()
+    big = rng.normal(size=(SAMPLE_ROWS + 20_000, 1)).astype(np.float32)
+    ds = Dataset(big)
+    assert seen == [SAMPLE_ROWS]
+    e = ds.bin_mapper.upper_edges[0]
+    b = ds.bins_row[:, 0].astype(np.int64)
+    assert np.all(big[:, 0] <= e[b])
+    # the sample is reproducible
+    seen.clear()
+    np.testing.assert_array_equal(Dataset(big).bins_row, ds.bins_row)
+
+
+def test_float32_values_against_float64_edges():
+    rng = np.random.default_rng(5)
+    x32 = (rng.normal(size=3000) * 1000).astype(np.float32)
+    ds = Dataset(x32.reshape(-1, 1))
+    e = np.asarray(ds.bin_mapper.upper_edges[0])
+    b = ds.bins_row[:, 0].astype(np.int64)
+    x = x32.astype(np.float64)
+    assert np.all(x <= e[b])
+    assert np.all(np.where(b > 0, e[np.maximum(b - 1, 0)], -np.inf) < x)
+
+
+def test_categorical_fields_and_missing():
+    X = np.array([[0.0], [1.0], [2.0], [np.nan], [1.0]])
+    ds = Dataset(X, categorical_features=[0])
+    assert ds.bin_mapper.n_value_bins[0] == 3 and ds.bin_mapper.missing_bin[0] == 3
+    assert ds.bins_row[:, 0].tolist() == [0, 1, 2, 3, 1]
+    assert ds.bin_mapper.offsets.tolist() == [0, 4]
+
+
+def test_offsets_group_fields():
+    rng = np.random.default_rng(6)
+    X = np.column_stack([rng.normal(size=500), rng.integers(0, 3, 500), np.zeros(500)])
+    ds = Dataset(X, categorical_features=[1], max_bin=32)
+    bm = ds.bin_mapper
+    assert bm.offsets[0] == 0 and np.all(np.diff(bm.offsets) == bm.n_bins)
+    assert bm.total_bins == int(bm.n_bins.sum())
+    assert bm.n_bins.tolist() == [32, 4, 2]
+
+
+def test_split_thresholds_reproduce_training_predictions():
+    """A split on bin b is the raw rule x <= upper_edges[b]: predicting the raw training
+    rows gives the training-time (binned) predictions."""
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(2000, 4))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    X[:, 3] = np.round(X[:, 3] * 2)  # few distinct values
+    y = np.nan_to_num(X[:, 0]) * 2 + np.nan_to_num(X[:, 3]) + rng.normal(scale=0.1, size=2000)
+    ds = Dataset(X, y, max_bin=32)
+    m = hardwood.train({"objective": "reg:squarederror", "max_depth": 4,
+                        "eval_metric": "rmse"}, ds, num_boost_round=5, valid_sets=[ds],
+                       valid_names=["train"])
+    rmse = np.sqrt(np.mean((m.predict(X) - y) ** 2))
+    np.testing.assert_allclose(rmse, m.evals_result["train"]["rmse"][-1], rtol=1e-9)
+
+
+finite = st.floats(allow_nan=False, allow_infinity=False, width=64)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(x=hnp.arrays(np.float64, st.integers(1, 300),
+                    elements=st.one_of(finite, st.just(np.nan), st.sampled_from([0.0, -0.0, 1.0]))),
+       max_bin=st.integers(2, 40))
+def test_bin_contract_property(x, max_bin):
+    bm, X = _fit(x, max_bin=max_bin)
+    rows = _check_contract(bm, X)
+    b = rows[:, 0].astype(np.int64)
+    ok = ~np.isnan(x)
+    # monotone: larger values never get smaller bins
+    order = np.argsort(x[ok], kind="stable")
+    assert np.all(np.diff(b[ok][order]) >= 0)
+    # few distinct values -> one bin per value
+    u = np.unique(x[ok])
+    if 0 < u.size <= max_bin - 1:
+        assert bm.n_value_bins[0] == u.size
+        assert np.unique(b[ok]).size == u.size
+
+
+@settings(max_examples=60, deadline=None)
+@given(x=hnp.arrays(np.float32, st.integers(1, 200),
+                    elements=st.floats(width=32, allow_nan=False, allow_infinity=False)))
+def test_bin_contract_property_float32(x):
+    bm = BinMapper(max_bin=8).fit(x.reshape(-1, 1), np.zeros(1, bool), np.zeros(1, np.int32))
+    rows, _ = bm.transform(x.reshape(-1, 1))
+    e = np.asarray(bm.upper_edges[0])
+    b = rows[:, 0].astype(np.int64)
+    xd = x.astype(np.float64)
+    assert np.all(xd <= e[b])
+    assert np.all(np.where(b > 0, e[np.maximum(b - 1, 0)], -np.inf) < xd)
+
+
+def test_bin_mapper_rejects_bad_max_bin():
+    with pytest.raises(ValueError, match="max_bin"):
+        BinMapper(max_bin=1)
+    with pytest.raises(ValueError, match="features"):
+        bm, _ = _fit(np.ones((5, 2)))
+        bm.transform(np.ones((5, 3)))

@@ -1,16 +1,21 @@
 """Training speed: hardwood against XGBoost (hist), LightGBM and scikit-learn's
 HistGradientBoosting, in one run, on the same data and thread count.
 
-Times include binning (Dataset / DMatrix construction) and exclude JIT compilation: hardwood
-is warmed on a small set first. The cold start (first fit with an empty Numba cache) is
-measured in a subprocess with a fresh cache directory when ``--cold`` is given.
+Every (case, library, threads) fit runs in its own worker process on data generated once
+and saved to disk, so each library starts from the same memory baseline. Times include
+binning (Dataset / DMatrix construction); hardwood's JIT is warmed in the worker on a
+small set first. Peak RSS is the worker's high-water mark during the fit, above its
+baseline (data loaded, warm-up done).
 
-    python benchmarks/train_vs_peers.py                 # Higgs-shaped 1M x 28, 2 threads
-    python benchmarks/train_vs_peers.py --rows 200000 --repeat 3 --cold
+    python benchmarks/train_vs_peers.py                       # every case, 2 and 1 threads
+    python benchmarks/train_vs_peers.py --cases higgs --threads 2 --peers xgboost,lightgbm,sklearn-hgb
+    python benchmarks/train_vs_peers.py --scale 0.2 --repeat 3   # quicker, smaller sets
+    python benchmarks/train_vs_peers.py --cold                # also the cold-start compile time
 """
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -20,7 +25,21 @@ import time
 
 import numpy as np
 
+HERE = os.path.dirname(os.path.abspath(__file__))
 
+# case -> (rows, task, shared parameters)
+CASES = {
+    "higgs": dict(rows=1_000_000, task="binary", depth=6, lr=0.1, rounds=100),
+    "leafwise": dict(rows=1_000_000, task="binary", depth=0, lr=0.1, rounds=100,
+                     leaves=255, mcw=100.0),
+    "wide": dict(rows=200_000, task="binary", depth=6, lr=0.1, rounds=100, features=500),
+    "regression": dict(rows=1_000_000, task="regression", depth=8, lr=0.1, rounds=100),
+    "categorical": dict(rows=1_000_000, task="binary", depth=6, lr=0.1, rounds=100,
+                        categorical=True),
+}
+
+
+# -- data ---------------------------------------------------------------------------------
 def make_higgs_like(n_rows, n_features=28, seed=0):
     from sklearn.datasets import make_classification
 
@@ -29,135 +48,271 @@ def make_higgs_like(n_rows, n_features=28, seed=0):
     return X.astype(np.float32), y.astype(np.float32)
 
 
-def auc(y, p):
-    from sklearn.metrics import roc_auc_score
-    return roc_auc_score(y, p)
+def make_wide(n_rows, n_features=500, seed=0):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=n_rows, n_features=n_features, n_informative=50,
+                               n_redundant=50, flip_y=0.05, random_state=seed)
+    return X.astype(np.float32), y.astype(np.float32)
 
 
-def run_hardwood(Xtr, ytr, Xte, cfg, threads):
+def make_regression_set(n_rows, seed=0):
+    from sklearn.datasets import make_regression
+
+    X, y = make_regression(n_samples=n_rows, n_features=28, n_informative=14, noise=20.0,
+                           random_state=seed)
+    # a nonlinear target, so that deeper trees matter
+    y = y + 30 * np.sin(X[:, 0]) * X[:, 1]
+    return X.astype(np.float32), y.astype(np.float32)
+
+
+def make_categorical(n_rows, seed=0):
+    """8 categorical fields of 20..1000 categories drawn Zipf-like, plus 4 numeric."""
+    rng = np.random.default_rng(seed)
+    sizes = [20, 50, 100, 200, 300, 500, 700, 1000]
+    codes = []
+    logit = np.zeros(n_rows)
+    for k in sizes:
+        p = 1.0 / np.arange(1, k + 1) ** 1.1
+        p /= p.sum()
+        c = rng.choice(k, size=n_rows, p=p)
+        effect = rng.standard_normal(k) * 0.8
+        logit += effect[c]
+        codes.append(c.astype(np.int32))
+    num = rng.standard_normal((n_rows, 4)).astype(np.float32)
+    logit += num[:, 0] - 0.5 * num[:, 1] * num[:, 2]
+    y = (logit + rng.logistic(size=n_rows) > 0).astype(np.float32)
+    return np.stack(codes, axis=1), num, y
+
+
+def generate(case, scale, cache_dir):
+    spec = CASES[case]
+    n = int(spec["rows"] * scale)
+    n_test = max(n // 5, 1000)
+    path = os.path.join(cache_dir, f"{case}-{n}.npz")
+    if os.path.exists(path):
+        return path
+    if case == "categorical":
+        codes, num, y = make_categorical(n + n_test)
+        np.savez(path, codes=codes, num=num, y=y, n_train=n)
+        return path
+    if case == "wide":
+        X, y = make_wide(n + n_test)
+    elif case == "regression":
+        X, y = make_regression_set(n + n_test)
+    else:
+        X, y = make_higgs_like(n + n_test)
+    np.savez(path, X=X, y=y, n_train=n)
+    return path
+
+
+def load(path):
+    d = np.load(path)
+    n = int(d["n_train"])
+    if "codes" in d:
+        import pandas as pd
+
+        codes, num, y = d["codes"], d["num"], d["y"]
+        cols = {f"c{j}": pd.Categorical.from_codes(codes[:, j], categories=np.arange(codes[:, j].max() + 1))
+                for j in range(codes.shape[1])}
+        cols.update({f"x{j}": num[:, j] for j in range(num.shape[1])})
+        X = pd.DataFrame(cols)
+        raw_bytes = n * X.shape[1] * 4
+        return X.iloc[:n], y[:n], X.iloc[n:], y[n:], raw_bytes
+    X, y = d["X"], d["y"]
+    return X[:n], y[:n], X[n:], y[n:], X[:n].nbytes
+
+
+# -- one fit per library --------------------------------------------------------------------
+def fit_hardwood(Xtr, ytr, spec, threads):
     import hardwood as hw
 
-    t0 = time.perf_counter()
-    ds = hw.Dataset(Xtr, ytr, max_bin=cfg["max_bin"])
-    params = {"objective": "binary:logistic", "max_depth": cfg["max_depth"],
-              "learning_rate": cfg["lr"], "reg_lambda": 1.0, "n_jobs": threads,
-              "min_child_weight": 1.0}
-    model = hw.train(params, ds, num_boost_round=cfg["rounds"])
-    t = time.perf_counter() - t0
-    return t, model.predict(Xte), model.training_profile
+    params = {"objective": "binary:logistic" if spec["task"] == "binary" else "reg:squarederror",
+              "learning_rate": spec["lr"], "reg_lambda": 1.0, "n_jobs": threads,
+              "min_child_weight": spec.get("mcw", 1.0), "max_depth": spec["depth"]}
+    if spec.get("leaves"):
+        params.update(grow_policy="lossguide", max_leaves=spec["leaves"])
+    if spec.get("categorical"):
+        params["max_cat_to_onehot"] = 1
+    ds = hw.Dataset(Xtr, ytr, max_bin=256)
+    m = hw.train(params, ds, num_boost_round=spec["rounds"])
+    return m, (lambda X: m.predict(X)), m.training_profile
 
 
-def run_xgboost(Xtr, ytr, Xte, cfg, threads):
+def fit_xgboost(Xtr, ytr, spec, threads):
     import xgboost as xgb
 
-    t0 = time.perf_counter()
-    d = xgb.DMatrix(Xtr, ytr, nthread=threads)
-    params = {"objective": "binary:logistic", "tree_method": "hist", "max_depth": cfg["max_depth"],
-              "eta": cfg["lr"], "max_bin": cfg["max_bin"], "nthread": threads, "lambda": 1.0}
-    b = xgb.train(params, d, num_boost_round=cfg["rounds"])
-    t = time.perf_counter() - t0
-    return t, b.inplace_predict(Xte), None
+    params = {"objective": "binary:logistic" if spec["task"] == "binary" else "reg:squarederror",
+              "tree_method": "hist", "max_depth": spec["depth"], "eta": spec["lr"], "max_bin": 256,
+              "nthread": threads, "lambda": 1.0, "min_child_weight": spec.get("mcw", 1.0)}
+    if spec.get("leaves"):
+        params.update(grow_policy="lossguide", max_leaves=spec["leaves"])
+    if spec.get("categorical"):
+        params["max_cat_to_onehot"] = 1
+    d = xgb.DMatrix(Xtr, ytr, nthread=threads, enable_categorical=bool(spec.get("categorical")))
+    b = xgb.train(params, d, num_boost_round=spec["rounds"])
+    return b, (lambda X: b.predict(xgb.DMatrix(X, enable_categorical=bool(spec.get("categorical")),
+                                                nthread=threads))), None
 
 
-def run_lightgbm(Xtr, ytr, Xte, cfg, threads):
+def fit_lightgbm(Xtr, ytr, spec, threads):
     import lightgbm as lgb
 
-    t0 = time.perf_counter()
-    d = lgb.Dataset(Xtr, ytr, params={"max_bin": cfg["max_bin"] - 1, "verbose": -1})
-    params = {"objective": "binary", "max_depth": cfg["max_depth"],
-              "num_leaves": 2 ** cfg["max_depth"], "learning_rate": cfg["lr"],
-              "num_threads": threads, "lambda_l2": 1.0, "verbose": -1,
-              "min_sum_hessian_in_leaf": 1.0, "max_bin": cfg["max_bin"] - 1}
-    b = lgb.train(params, d, num_boost_round=cfg["rounds"])
-    t = time.perf_counter() - t0
-    return t, b.predict(Xte), None
+    leaves = spec.get("leaves") or 2 ** spec["depth"]
+    params = {"objective": "binary" if spec["task"] == "binary" else "regression",
+              "max_depth": spec["depth"] if spec["depth"] > 0 else -1, "num_leaves": leaves,
+              "learning_rate": spec["lr"], "num_threads": threads, "lambda_l2": 1.0,
+              "verbose": -1, "min_sum_hessian_in_leaf": spec.get("mcw", 1.0), "max_bin": 255,
+              "min_data_in_leaf": 20}
+    d = lgb.Dataset(Xtr, ytr, params={"max_bin": 255, "verbose": -1})
+    b = lgb.train(params, d, num_boost_round=spec["rounds"])
+    return b, (lambda X: b.predict(X, num_threads=threads)), None
 
 
-def run_sklearn(Xtr, ytr, Xte, cfg, threads):
+def fit_sklearn(Xtr, ytr, spec, threads):
     from threadpoolctl import threadpool_limits
-    from sklearn.ensemble import HistGradientBoostingClassifier
+    from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
+    cls = HistGradientBoostingClassifier if spec["task"] == "binary" else HistGradientBoostingRegressor
+    kw = dict(max_iter=spec["rounds"], learning_rate=spec["lr"], max_bins=255,
+              early_stopping=False, l2_regularization=1.0)
+    if spec.get("leaves"):
+        kw.update(max_leaf_nodes=spec["leaves"], max_depth=None)
+    else:
+        kw.update(max_leaf_nodes=None, max_depth=spec["depth"])
+    if spec.get("categorical"):
+        kw["categorical_features"] = "from_dtype"
+    m = cls(**kw)
     with threadpool_limits(threads):
-        t0 = time.perf_counter()
-        m = HistGradientBoostingClassifier(max_iter=cfg["rounds"], max_depth=cfg["max_depth"],
-                                           learning_rate=cfg["lr"], max_bins=cfg["max_bin"] - 1,
-                                           max_leaf_nodes=None, early_stopping=False,
-                                           l2_regularization=1.0)
         m.fit(Xtr, ytr)
-        t = time.perf_counter() - t0
-        return t, m.predict_proba(Xte)[:, 1], None
+    pred = (lambda X: m.predict_proba(X)[:, 1]) if spec["task"] == "binary" else m.predict
+    return m, pred, None
 
 
-PEERS = {"xgboost": run_xgboost, "lightgbm": run_lightgbm, "sklearn-hgb": run_sklearn}
+FITTERS = {"hardwood": fit_hardwood, "xgboost": fit_xgboost, "lightgbm": fit_lightgbm,
+           "sklearn-hgb": fit_sklearn}
+
+
+def _rss_reset():
+    try:
+        with open("/proc/self/clear_refs", "w") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _rss_kb(field):
+    with open("/proc/self/status") as fh:
+        for line in fh:
+            if line.startswith(field):
+                return int(line.split()[1])
+    return 0
+
+
+def worker(args):
+    """Run one fit; print a JSON line."""
+    spec = CASES[args.case]
+    Xtr, ytr, Xte, yte, raw_bytes = load(args.data)
+    if args.library == "hardwood":  # warm the JIT (from the disk cache) on a slice
+        import hardwood  # noqa: F401
+        warm_spec = dict(spec, rounds=2)
+        fit_hardwood(Xtr[:4000], ytr[:4000], warm_spec, args.threads)
+    base = _rss_kb("VmRSS:")
+    _rss_reset()
+    t0 = time.perf_counter()
+    _, predict, profile = FITTERS[args.library](Xtr, ytr, spec, args.threads)
+    seconds = time.perf_counter() - t0
+    peak = _rss_kb("VmHWM:")
+    p = predict(Xte)
+    if spec["task"] == "binary":
+        from sklearn.metrics import roc_auc_score
+        metric = float(roc_auc_score(yte, p))
+    else:
+        metric = float(np.sqrt(np.mean((p - yte) ** 2)))
+    print(json.dumps({"seconds": seconds, "metric": metric, "peak_mb": (peak - base) / 1024,
+                      "raw_mb": raw_bytes / 2**20, "profile": profile}))
+
+
+def run_worker(case, library, threads, data):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--case", case,
+                          "--library", library, "--threads", str(threads), "--data", data],
+                         capture_output=True, text=True, env=env)
+    if out.returncode != 0:
+        raise RuntimeError(f"{library} on {case} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def cold_start(threads):
-    """First fit (20 trees, 1,000 rows) in a fresh process with an empty Numba cache."""
+    """import + first fit (20 trees, 1,000 rows) in a fresh process: with an empty Numba
+    cache (cold) and again with the cache it left (warm)."""
     code = ("import time; t=time.perf_counter(); import numpy as np, hardwood as hw;"
-            "t1=time.perf_counter();"
             "X=np.random.default_rng(0).random((1000, 28)).astype(np.float32);"
             "y=(X[:,0]>0.5).astype(np.float32);"
             "hw.train({'objective':'binary:logistic','n_jobs':%d}, hw.Dataset(X,y), 20);"
-            "print(t1-t, time.perf_counter()-t)" % threads)
+            "print(time.perf_counter()-t)" % threads)
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, NUMBA_CACHE_DIR=cache)
         cold = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
         warm = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    c_imp, c_tot = map(float, cold.stdout.split())
-    w_imp, w_tot = map(float, warm.stdout.split())
-    return c_tot, w_tot
+    return float(cold.stdout.split()[-1]), float(warm.stdout.split()[-1])
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--rows", type=int, default=1_000_000)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--rounds", type=int, default=100)
-    ap.add_argument("--depth", type=int, default=6)
-    ap.add_argument("--lr", type=float, default=0.1)
-    ap.add_argument("--repeat", type=int, default=1, help="runs per library; the median is shown")
-    ap.add_argument("--peers", default="xgboost,lightgbm,sklearn-hgb")
+    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--threads", default="2,1", help="comma-separated thread counts")
+    ap.add_argument("--peers", default="xgboost,lightgbm")
+    ap.add_argument("--scale", type=float, default=1.0, help="fraction of each case's rows")
+    ap.add_argument("--repeat", type=int, default=1, help="fits per library; the median is shown")
     ap.add_argument("--cold", action="store_true", help="also measure the cold-start compile time")
+    ap.add_argument("--cache-dir", default=os.path.join(tempfile.gettempdir(), "hardwood-bench"))
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--case", help=argparse.SUPPRESS)
+    ap.add_argument("--library", help=argparse.SUPPRESS)
+    ap.add_argument("--data", help=argparse.SUPPRESS)
     args = ap.parse_args()
-    cfg = {"max_depth": args.depth, "rounds": args.rounds, "lr": args.lr, "max_bin": 256}
+    if args.worker:
+        args.threads = int(args.threads)
+        return worker(args)
 
-    n_test = max(args.rows // 5, 1000)
-    X, y = make_higgs_like(args.rows + n_test)
-    Xtr, ytr, Xte, yte = X[:args.rows], y[:args.rows], X[args.rows:], y[args.rows:]
-    print(f"data: make_classification {args.rows:,} x {X.shape[1]} float32 (test {n_test:,}); "
-          f"depth {args.depth}, {args.rounds} trees, lr {args.lr}, 256 bins, {args.threads} threads")
-
-    # warm the JIT (and the disk cache) on a small set
-    run_hardwood(Xtr[:5000], ytr[:5000], Xte[:100], dict(cfg, rounds=2), args.threads)
-
-    results = {}
-    names = ["hardwood"] + [p for p in args.peers.split(",") if p]
-    for name in names:
-        fn = run_hardwood if name == "hardwood" else PEERS[name]
-        try:
-            times, last = [], None
-            for _ in range(args.repeat):
-                t, pred, prof = fn(Xtr, ytr, Xte, cfg, args.threads)
-                times.append(t)
-                last = (pred, prof)
-            results[name] = (statistics.median(times), auc(yte, last[0]), last[1])
-        except ImportError as e:
-            print(f"{name}: not installed ({e})")
-    hw_t, hw_auc, prof = results["hardwood"]
-    print(f"\n{'library':<14}{'time (s)':>10}{'test AUC':>10}{'hardwood/peer':>15}")
-    for name, (t, a, _) in results.items():
-        ratio = "" if name == "hardwood" else f"{hw_t / t:.2f}"
-        print(f"{name:<14}{t:>10.2f}{a:>10.4f}{ratio:>15}")
-    fastest = min((t for n, (t, a, _) in results.items() if n in ("xgboost", "lightgbm")), default=None)
-    if fastest:
-        print(f"\nratio hardwood / faster of XGBoost and LightGBM: {hw_t / fastest:.2f}")
-    if prof:
-        from hardwood.train.engine import format_profile
-        print(format_profile(prof))
+    os.makedirs(args.cache_dir, exist_ok=True)
+    libs = ["hardwood"] + [p for p in args.peers.split(",") if p]
+    print(f"{'case':<12}{'thr':>4}  {'library':<12}{'time s':>8}{'metric':>9}{'peak MB':>9}"
+          f"{'/raw X':>8}{'hw/peer':>9}")
+    summary = []
+    for case in args.cases.split(","):
+        data = generate(case, args.scale, args.cache_dir)
+        metric_name = "RMSE" if CASES[case]["task"] == "regression" else "AUC"
+        for threads in (int(t) for t in args.threads.split(",")):
+            res = {}
+            for lib in libs:
+                runs = [run_worker(case, lib, threads, data) for _ in range(args.repeat)]
+                t = statistics.median(r["seconds"] for r in runs)
+                res[lib] = dict(runs[-1], seconds=t)
+            hw_t = res["hardwood"]["seconds"]
+            for lib in libs:
+                r = res[lib]
+                ratio = "" if lib == "hardwood" else f"{hw_t / r['seconds']:.2f}"
+                print(f"{case:<12}{threads:>4}  {lib:<12}{r['seconds']:>8.2f}{r['metric']:>9.4f}"
+                      f"{r['peak_mb']:>9.0f}{r['peak_mb'] / r['raw_mb']:>8.2f}{ratio:>9}", flush=True)
+            peers = [lib for lib in ("xgboost", "lightgbm") if lib in res]
+            if peers:
+                best = min(peers, key=lambda l: res[l]["seconds"])
+                d_metric = res["hardwood"]["metric"] - res[best]["metric"]
+                summary.append((case, threads, hw_t / res[best]["seconds"], best, d_metric, metric_name))
+            prof = res["hardwood"].get("profile")
+            if prof:
+                from hardwood.train.engine import format_profile
+                print(f"{'':<18}{format_profile(prof)}", flush=True)
+    print(f"\n{'case':<12}{'thr':>4}  {'hardwood / faster peer':>24}  {'(peer)':<10} metric diff")
+    for case, threads, ratio, best, dm, name in summary:
+        print(f"{case:<12}{threads:>4}  {ratio:>24.2f}  {best:<10} {name} {dm:+.4f}")
     if args.cold:
-        c, w = cold_start(args.threads)
-        print(f"cold start (empty Numba cache) import + first fit of 20 trees on 1,000 rows: {c:.1f}s;"
-              f" with a warm cache: {w:.2f}s")
+        c, w = cold_start(int(args.threads.split(",")[0]))
+        print(f"\nimport + first fit of 20 trees on 1,000 rows: {c:.1f}s with an empty Numba cache, "
+              f"{w:.2f}s with a warm cache")
 
 
 if __name__ == "__main__":

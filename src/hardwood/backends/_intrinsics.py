@@ -36,3 +36,41 @@ def prefetch(typingctx, arr, idx):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def cycles(typingctx):
+    """The CPU's cycle counter (``llvm.readcyclecounter``): cheap timing inside kernels.
+    ``seconds_per_cycle()`` converts it."""
+    sig = types.int64()
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(64), [])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.readcyclecounter")
+        return builder.call(fn, [])
+
+    return sig, codegen
+
+
+_SPC = None
+
+
+def seconds_per_cycle() -> float:
+    """Calibrated once against ``time.perf_counter``; 0 where the counter does not tick."""
+    global _SPC
+    if _SPC is None:
+        import time
+
+        from numba import njit
+
+        @njit
+        def _read():
+            return cycles()
+
+        _read()
+        t0, c0 = time.perf_counter(), _read()
+        while time.perf_counter() - t0 < 0.02:
+            pass
+        t1, c1 = time.perf_counter(), _read()
+        _SPC = (t1 - t0) / (c1 - c0) if c1 > c0 else 0.0
+    return _SPC

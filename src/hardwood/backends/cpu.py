@@ -113,13 +113,12 @@ def _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, seg_b
         lp = left_pos[k]
         rp = right_pos[k]
         for p in range(blk_begin[k], blk_end[k]):
-            r = rows[p]
-            if flags[p]:
-                tmp[lp] = r
-                lp += 1
-            else:
-                tmp[rp] = r
-                rp += 1
+            # branch-free: split directions are unpredictable
+            f = np.int64(flags[p])
+            pos = rp + f * (lp - rp)
+            tmp[pos] = rows[p]
+            lp += f
+            rp += 1 - f
     for k in prange(nb):
         for p in range(blk_begin[k], blk_end[k]):
             rows[p] = tmp[p]

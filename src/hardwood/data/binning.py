@@ -28,9 +28,13 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
     v = values[ok]
     if v.size == 0:
         return np.array([np.inf])
-    order = np.argsort(v, kind="stable")
-    v = v[order].astype(np.float64)
-    w = None if weights is None else weights[ok][order]
+    if weights is None:
+        v = np.sort(v).astype(np.float64)
+        w = None
+    else:
+        order = np.argsort(v, kind="stable")
+        v = v[order].astype(np.float64)
+        w = weights[ok][order]
     flag = np.empty(v.size, dtype=bool)
     flag[0] = True
     np.not_equal(v[1:], v[:-1], out=flag[1:])
@@ -81,18 +85,23 @@ class BinMapper:
             Xs = X
         max_value_bins = self.max_bin - 1  # one slot is the missing bin
         n_value = np.empty(d, dtype=np.int32)
-        edges = []
+        edges = [np.empty(0)] * d
         for j in range(d):
             if is_categorical[j]:
                 if n_categories[j] > 65535:
                     raise ValueError(f"categorical feature {j} has {n_categories[j]} categories; "
                                      "at most 65535 are supported")
                 n_value[j] = max(int(n_categories[j]), 1)
-                edges.append(np.empty(0))
-            else:
-                e = _numeric_edges(Xs[:, j], max_value_bins, ws)
-                n_value[j] = e.size
-                edges.append(e)
+        numeric = [j for j in range(d) if not is_categorical[j]]
+        # numpy's sort releases the GIL: sort the sampled columns on all cores
+        from concurrent.futures import ThreadPoolExecutor
+
+        import numba
+        with ThreadPoolExecutor(max(1, min(numba.get_num_threads(), len(numeric) or 1))) as ex:
+            found = list(ex.map(lambda j: _numeric_edges(Xs[:, j], max_value_bins, ws), numeric))
+        for j, e in zip(numeric, found):
+            n_value[j] = e.size
+            edges[j] = e
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
         self.n_value_bins = n_value
         self.missing_bin = n_value.copy()  # missing bin follows the value bins
@@ -104,6 +113,7 @@ class BinMapper:
         np.cumsum([e.size for e in edges], out=self.edge_offsets[1:])
         self.edges_flat = np.concatenate(edges) if edges else np.empty(0)
         self.dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
+        self._cells = _cell_tables(edges, is_categorical)
         return self
 
     @property
@@ -117,8 +127,11 @@ class BinMapper:
             raise ValueError(f"X has {d} features, the bin mapper was fit on {self.n_bins.size}")
         rows = np.empty((n, d), dtype=self.dtype)
         cols = np.empty((d, n), dtype=self.dtype)
+        if not hasattr(self, "_cells"):  # mappers pickled before the cell tables existed
+            self._cells = _cell_tables(self.upper_edges, self.is_categorical)
+        lo, scale, start, stop = self._cells
         _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
-                    self.n_value_bins, rows, cols)
+                    self.n_value_bins, lo, scale, start, stop, rows, cols)
         return rows, cols
 
     def threshold(self, field: int, bin_: int) -> float:
@@ -147,10 +160,53 @@ def _bin_value(x, edges, lo, n_edges):
     return base + (edges[lo + base] < x)
 
 
+N_CELLS = 1024
+
+
+def _cell_tables(edges, is_categorical):
+    """A uniform grid of ``N_CELLS`` cells over each numeric field's finite edges, with the
+    range of bins each cell can hold: binning a value then searches only that range
+    (usually one or two bins) instead of all of them."""
+    d = len(edges)
+    lo = np.zeros(d)
+    scale = np.zeros(d)
+    start = np.zeros((d, N_CELLS), dtype=np.int32)
+    stop = np.zeros((d, N_CELLS), dtype=np.int32)
+    for j, e in enumerate(edges):
+        if is_categorical[j] or e.size < 3:
+            continue
+        a, b = float(e[0]), float(e[-2])  # first and last finite edges
+        width = b - a
+        if not (np.isfinite(width) and width > 0):
+            continue
+        lo[j] = a
+        scale[j] = N_CELLS / width
+        bounds = a + np.arange(N_CELLS + 1) * (width / N_CELLS)
+        idx = np.searchsorted(e, bounds, side="left")
+        start[j] = idx[:-1]
+        stop[j] = np.minimum(idx[1:], e.size - 1)
+    return lo, scale, start, stop
+
+
+@njit(cache=True, nogil=True)
+def _bin_in_range(x, edges, off, a, z):
+    """First index i in [a, z] with edges[off + i] >= x (edges[off + z] >= x holds)."""
+    while z - a > 4:
+        m = (a + z) >> 1
+        if edges[off + m] < x:
+            a = m + 1
+        else:
+            z = m
+    while edges[off + a] < x:
+        a += 1
+    return a
+
+
 @njit(parallel=True, cache=True, nogil=True)
-def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, rows, cols):
+def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, lo, scale, start, stop, rows, cols):
     n, d = X.shape
     n_blocks = (n + 4095) // 4096
+    n_cells = start.shape[1]
     for blk in prange(n_blocks):
         i0 = blk * 4096
         i1 = min(n, i0 + 4096)
@@ -163,8 +219,25 @@ def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, rows, cols):
                     c = int(x)
                     b = c if (c >= 0 and c < n_value[j]) else n_value[j]
                 else:
-                    lo = edge_offsets[j]
-                    b = _bin_value(x, edges, lo, edge_offsets[j + 1] - lo)
+                    off = edge_offsets[j]
+                    ne = edge_offsets[j + 1] - off
+                    if scale[j] > 0.0:
+                        t = (x - lo[j]) * scale[j]
+                        if t <= 0.0:
+                            cell = 0
+                        elif t >= n_cells:
+                            cell = n_cells - 1
+                        else:
+                            cell = int(t)
+                        a = start[j, cell]
+                        z = stop[j, cell]
+                        # the grid is a hint: check the bracket, else search everything
+                        if (a > 0 and edges[off + a - 1] >= x) or edges[off + z] < x:
+                            b = _bin_value(x, edges, off, ne)
+                        else:
+                            b = _bin_in_range(x, edges, off, a, z)
+                    else:
+                        b = _bin_value(x, edges, off, ne)
                 rows[i, j] = b
         for j in range(d):
             for i in range(i0, i1):

@@ -189,15 +189,26 @@ def categorical_left_set(hist, off, K, lam, code):
     return left
 
 
-@njit(parallel=True, cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
                      lam, alpha, mcw, max_onehot, max_thr):
     """Best split of every node: arrays (gain, feature, code, default_left, GL, HL).
+    ``hists`` is (n_nodes, total_bins, 2); see ``find_best_splits_pooled``."""
+    slots = np.arange(hists.shape[0])
+    return find_best_splits_pooled(hists, slots, node_G, node_H, feat_mask, offsets,
+                                   n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
+                            is_cat, lam, alpha, mcw, max_onehot, max_thr):
+    """Best split of every node, node ``s`` having histogram ``pool[slots[s]]`` and
+    feature mask ``feat_mask[s]``: arrays (gain, feature, code, default_left, GL, HL).
 
     ``code`` is the split bin for numeric fields (bins <= code go left) and the encoded left
     set of ``_scan_categorical`` for categorical ones. ``gain`` is -inf where no split is valid.
     """
-    n_nodes = hists.shape[0]
+    n_nodes = slots.shape[0]
     d = offsets.shape[0]
     f_gain = np.full((n_nodes, d), -np.inf)
     f_code = np.zeros((n_nodes, d), dtype=np.int64)
@@ -213,10 +224,10 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
         H = node_H[s]
         parent = score(G, H, lam, alpha)
         if is_cat[j]:
-            gain, code, dl, GL, HL = _scan_categorical(hists[s], offsets[j], n_value_bins[j], G, H,
+            gain, code, dl, GL, HL = _scan_categorical(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
                                                        lam, alpha, mcw, parent, max_onehot, max_thr)
         else:
-            gain, code, dl, GL, HL = _scan_numeric(hists[s], offsets[j], n_value_bins[j], G, H,
+            gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
                                                    lam, alpha, mcw, parent)
         f_gain[s, j] = gain
         f_code[s, j] = code

@@ -1,0 +1,387 @@
+"""The CPU fast path: one whole tree grown inside a single Numba function.
+
+The Python ``Grower`` (train/grower.py) drives any backend one level or one node at a time;
+for the CPU backend that Python work per node dominates once trees have hundreds of leaves
+(lossguide, deep trees). This module grows the same tree with no Python per node: the
+growth policy, histogram pool, split finding (②), partition (③) and histogram building (①)
+all run in Numba. Big nodes use the block-parallel kernels of ``cpu.py``; a single small node
+(lossguide) uses serial twins to avoid the cost of a parallel launch.
+
+The Python grower with the reference backend is this function's naive twin: the tests check
+that both grow identical trees.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+from ..train.split import RT_EPS, categorical_left_set, find_best_splits_pooled
+from ._intrinsics import cycles, prefetch
+from .cpu import BLOCK, PREFETCH_AHEAD, _hist_blocks, _partition_blocks
+
+SERIAL_ROWS = BLOCK  # a lone node this small is processed on one thread
+
+
+@njit(cache=True, nogil=True)
+def _make_blocks(begins, ends, block):
+    n_seg = begins.shape[0]
+    first = np.zeros(n_seg + 1, dtype=np.int64)
+    for s in range(n_seg):
+        size = ends[s] - begins[s]
+        nb = (size + block - 1) // block
+        first[s + 1] = first[s] + max(nb, 1)
+    total = first[n_seg]
+    blk_seg = np.empty(total, dtype=np.int64)
+    blk_begin = np.empty(total, dtype=np.int64)
+    blk_end = np.empty(total, dtype=np.int64)
+    for s in range(n_seg):
+        for k in range(first[s], first[s + 1]):
+            blk_seg[k] = s
+            b = begins[s] + (k - first[s]) * block
+            blk_begin[k] = b
+            blk_end[k] = min(b + block, ends[s])
+    return blk_seg, blk_begin, blk_end, first
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _reduce_into(blocks, seg_first, pool2d, dst):
+    n_seg = seg_first.shape[0] - 1
+    width = blocks.shape[1]
+    n_chunks = (width + 1023) // 1024
+    for t in prange(n_seg * n_chunks):
+        s = t // n_chunks
+        c0 = (t % n_chunks) * 1024
+        c1 = min(width, c0 + 1024)
+        row = pool2d[dst[s]]
+        for c in range(c0, c1):
+            acc = 0.0
+            for k in range(seg_first[s], seg_first[s + 1]):
+                acc += blocks[k, c]
+            row[c] = acc
+
+
+@njit(cache=True, nogil=True)
+def _hist_serial(B, g, h, rows, b, e, offsets, out):
+    d = B.shape[1]
+    Bf = B.reshape(-1)
+    out[:] = 0.0
+    for p in range(b, e):
+        if p + PREFETCH_AHEAD < e:
+            q = np.int64(rows[p + PREFETCH_AHEAD])
+            prefetch(Bf, q * d)
+            prefetch(Bf, q * d + d - 1)
+            prefetch(g, q)
+            prefetch(h, q)
+        r = rows[p]
+        gr = np.float64(g[r])
+        hr = np.float64(h[r])
+        for j in range(d):
+            idx = 2 * (offsets[j] + B[r, j])
+            out[idx] += gr
+            out[idx + 1] += hr
+
+
+@njit(cache=True, nogil=True)
+def _build_hists(B, g, h, rows, begins, ends, offsets, pool2d, dst):
+    """Histograms of the segments into pool rows ``dst``."""
+    n_seg = begins.shape[0]
+    if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
+        _hist_serial(B, g, h, rows, begins[0], ends[0], offsets, pool2d[dst[0]])
+        return
+    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, BLOCK)
+    blocks = np.empty((blk_begin.shape[0], pool2d.shape[1]))
+    _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks)
+    _reduce_into(blocks, first, pool2d, dst)
+
+
+@njit(cache=True, nogil=True)
+def _partition_serial(Bcol, rows, tmp, b, e, feature, table):
+    col = Bcol[feature]
+    lp = b
+    rp = b
+    for p in range(b, e):
+        if p + PREFETCH_AHEAD < e:
+            prefetch(col, rows[p + PREFETCH_AHEAD])
+        r = rows[p]
+        f = np.int64(table[col[r]])
+        rows[lp] = r  # branch-free: lp <= p, and a right row's copy is overwritten later
+        tmp[rp] = r
+        lp += f
+        rp += 1 - f
+    for k in range(rp - b):
+        rows[lp + k] = tmp[b + k]
+    return lp
+
+
+@njit(cache=True, nogil=True)
+def _partition(Bcol, rows, tmp, flags, begins, ends, features, tables):
+    n_seg = begins.shape[0]
+    mids = np.empty(n_seg, dtype=np.int64)
+    if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
+        mids[0] = _partition_serial(Bcol, rows, tmp, begins[0], ends[0], features[0], tables[0])
+        return mids
+    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, BLOCK)
+    _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, begins, first,
+                      features, tables, mids)
+    return mids
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _subtract(pool2d, big, small):
+    """pool[big[i]] -= pool[small[i]] (parent histogram becomes the larger child's)."""
+    n = big.shape[0]
+    width = pool2d.shape[1]
+    n_chunks = (width + 4095) // 4096
+    for t in prange(n * n_chunks):
+        i = t // n_chunks
+        c0 = (t % n_chunks) * 4096
+        c1 = min(width, c0 + 4096)
+        a = pool2d[big[i]]
+        s = pool2d[small[i]]
+        for c in range(c0, c1):
+            a[c] -= s[c]
+
+
+@njit(cache=True, nogil=True)
+def _node_masks(ids, tree_mask, keys, k_bynode):
+    d = tree_mask.shape[0]
+    masks = np.zeros((ids.shape[0], d), dtype=np.bool_)
+    avail = np.flatnonzero(tree_mask)
+    for i in range(ids.shape[0]):
+        if k_bynode >= avail.shape[0]:
+            for j in avail:
+                masks[i, j] = True
+        else:
+            order = np.argsort(keys[ids[i]][avail], kind="mergesort")
+            for t in range(k_bynode):
+                masks[i, avail[order[t]]] = True
+    return masks
+
+
+@njit(cache=True, nogil=True)
+def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tree_mask,
+              keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
+              max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof):
+    """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
+    (feature, code, default_left, left, right, begin, end, G, H, gain, tables).
+    ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition."""
+    feature = np.full(cap, -1, dtype=np.int64)
+    code = np.zeros(cap, dtype=np.int64)
+    dl = np.zeros(cap, dtype=np.bool_)
+    left = np.full(cap, -1, dtype=np.int64)
+    right = np.full(cap, -1, dtype=np.int64)
+    begin = np.zeros(cap, dtype=np.int64)
+    end = np.zeros(cap, dtype=np.int64)
+    G = np.zeros(cap)
+    H = np.zeros(cap)
+    depth = np.zeros(cap, dtype=np.int64)
+    gain = np.zeros(cap)
+    slot = np.full(cap, -1, dtype=np.int64)
+    tables = np.zeros((cap, max_field_bins), dtype=np.uint8)
+    c_gain = np.full(cap, -np.inf)
+    c_feat = np.zeros(cap, dtype=np.int64)
+    c_code = np.zeros(cap, dtype=np.int64)
+    c_dl = np.zeros(cap, dtype=np.bool_)
+    c_GL = np.zeros(cap)
+    c_HL = np.zeros(cap)
+    pool = np.empty((n_slots, total_bins, 2))
+    pool2d = pool.reshape((n_slots, 2 * total_bins))
+    free = np.arange(n_slots - 1, -1, -1).astype(np.int64)
+    n_free = n_slots
+    min_gain = max(gamma, 0.0)
+
+    n = rows.shape[0]
+    begin[0] = 0
+    end[0] = n
+    n_free -= 1
+    slot[0] = free[n_free]
+    c0 = cycles()
+    _build_hists(B, g, h, rows, np.zeros(1, np.int64), np.full(1, n, np.int64), offsets,
+                 pool2d, slot[:1].copy())
+    prof[0] += cycles() - c0
+    G0 = 0.0
+    H0 = 0.0
+    for b in range(offsets[0], offsets[0] + n_value_bins[0] + 1):
+        G0 += pool[slot[0], b, 0]
+        H0 += pool[slot[0], b, 1]
+    G[0] = G0
+    H[0] = H0
+    n_nodes = 1
+    n_leaves = 1
+
+    # candidates: nodes whose best split is known and may be applied
+    open_ids = np.empty(cap, dtype=np.int64)
+    n_open = 0
+
+    def_depth_ok = max_depth <= 0 or 0 < max_depth
+    if def_depth_ok:
+        ids = np.zeros(1, dtype=np.int64)
+        c0 = cycles()
+        _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins,
+                  is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl,
+                  c_GL, c_HL)
+        prof[1] += cycles() - c0
+        open_ids[0] = 0
+        n_open = 1
+
+    while n_open > 0 and (max_leaves <= 0 or n_leaves < max_leaves):
+        # choose the nodes to split now
+        if lossguide:
+            best = -1
+            for t in range(n_open):
+                i = open_ids[t]
+                if c_gain[i] > min_gain and c_gain[i] > RT_EPS:
+                    if best < 0 or c_gain[i] > c_gain[best] or (c_gain[i] == c_gain[best] and i < best):
+                        best = i
+            if best < 0:
+                break
+            chosen = np.full(1, best, dtype=np.int64)
+            k = 0
+            for t in range(n_open):
+                if open_ids[t] != best:
+                    open_ids[k] = open_ids[t]
+                    k += 1
+            n_open = k
+        else:
+            cnt = 0
+            for t in range(n_open):
+                i = open_ids[t]
+                if c_gain[i] > min_gain and c_gain[i] > RT_EPS:
+                    cnt += 1
+            chosen = np.empty(cnt, dtype=np.int64)
+            cnt = 0
+            for t in range(n_open):
+                i = open_ids[t]
+                if c_gain[i] > min_gain and c_gain[i] > RT_EPS:
+                    chosen[cnt] = i
+                    cnt += 1
+                else:  # becomes a leaf: its histogram is no longer needed
+                    free[n_free] = slot[i]
+                    n_free += 1
+                    slot[i] = -1
+            if max_leaves > 0 and cnt > max_leaves - n_leaves:
+                order = np.argsort(-c_gain[chosen], kind="mergesort")
+                keep = np.sort(chosen[order[:max_leaves - n_leaves]])
+                for i in chosen:
+                    found = False
+                    for j in keep:
+                        if j == i:
+                            found = True
+                    if not found:
+                        free[n_free] = slot[i]
+                        n_free += 1
+                        slot[i] = -1
+                chosen = keep
+            n_open = 0
+            if chosen.shape[0] == 0:
+                break
+        m = chosen.shape[0]
+        n_leaves += m
+        # ③ partition the chosen nodes
+        seg_b = np.empty(m, dtype=np.int64)
+        seg_e = np.empty(m, dtype=np.int64)
+        feats = np.empty(m, dtype=np.int64)
+        tbl = np.zeros((m, max_field_bins), dtype=np.uint8)
+        for t in range(m):
+            i = chosen[t]
+            f = c_feat[i]
+            nv = n_value_bins[f]
+            if is_cat[f]:
+                mask = categorical_left_set(pool[slot[i]], offsets[f], nv, lam, c_code[i])
+                for c in range(nv):
+                    tbl[t, c] = mask[c]
+            else:
+                for c in range(c_code[i] + 1):
+                    tbl[t, c] = 1
+            tbl[t, nv] = 1 if c_dl[i] else 0
+            tables[i] = tbl[t]
+            seg_b[t] = begin[i]
+            seg_e[t] = end[i]
+            feats[t] = f
+            feature[i] = f
+            code[i] = c_code[i]
+            dl[i] = c_dl[i]
+            gain[i] = c_gain[i]
+        c0 = cycles()
+        mids = _partition(Bcol, rows, tmp, flags, seg_b, seg_e, feats, tbl)
+        prof[2] += cycles() - c0
+        # children
+        child_depth = depth[chosen[0]] + 1
+        more = (max_depth <= 0 or child_depth < max_depth) and (max_leaves <= 0 or n_leaves < max_leaves)
+        small_b = np.empty(m, dtype=np.int64)
+        small_e = np.empty(m, dtype=np.int64)
+        small_slot = np.empty(m, dtype=np.int64)
+        big_slot = np.empty(m, dtype=np.int64)
+        new_ids = np.empty(2 * m, dtype=np.int64)
+        for t in range(m):
+            i = chosen[t]
+            l = n_nodes
+            r = n_nodes + 1
+            n_nodes += 2
+            left[i] = l
+            right[i] = r
+            begin[l] = begin[i]
+            end[l] = mids[t]
+            begin[r] = mids[t]
+            end[r] = end[i]
+            G[l] = c_GL[i]
+            H[l] = c_HL[i]
+            G[r] = G[i] - c_GL[i]
+            H[r] = H[i] - c_HL[i]
+            depth[l] = depth[i] + 1
+            depth[r] = depth[i] + 1
+            new_ids[2 * t] = l
+            new_ids[2 * t + 1] = r
+            if more:
+                left_small = (end[l] - begin[l]) <= (end[r] - begin[r])
+                sm = l if left_small else r
+                bg = r if left_small else l
+                n_free -= 1
+                slot[sm] = free[n_free]
+                slot[bg] = slot[i]
+                small_b[t] = begin[sm]
+                small_e[t] = end[sm]
+                small_slot[t] = slot[sm]
+                big_slot[t] = slot[bg]
+            else:
+                free[n_free] = slot[i]
+                n_free += 1
+            slot[i] = -1
+        if not more:
+            if lossguide:
+                continue
+            break
+        # ① the smaller children; the larger ones by subtraction
+        c0 = cycles()
+        _build_hists(B, g, h, rows, small_b, small_e, offsets, pool2d, small_slot)
+        _subtract(pool2d, big_slot, small_slot)
+        c1 = cycles()
+        prof[0] += c1 - c0
+        # ② their best splits
+        _evaluate(new_ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins,
+                  is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl,
+                  c_GL, c_HL)
+        prof[1] += cycles() - c1
+        for t in range(2 * m):
+            open_ids[n_open] = new_ids[t]
+            n_open += 1
+    return (feature[:n_nodes], code[:n_nodes], dl[:n_nodes], left[:n_nodes], right[:n_nodes],
+            begin[:n_nodes], end[:n_nodes], G[:n_nodes], H[:n_nodes], gain[:n_nodes],
+            tables[:n_nodes])
+
+
+@njit(cache=True, nogil=True)
+def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins, is_cat,
+              lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL):
+    masks = _node_masks(ids, tree_mask, keys, k_bynode)
+    gain, feat, code, dl, GL, HL = find_best_splits_pooled(
+        pool, slot[ids], G[ids], H[ids], masks, offsets, n_value_bins, is_cat,
+        lam, alpha, mcw, max_onehot, max_thr)
+    for t in range(ids.shape[0]):
+        i = ids[t]
+        c_gain[i] = gain[t]
+        c_feat[i] = feat[t]
+        c_code[i] = code[t]
+        c_dl[i] = dl[t]
+        c_GL[i] = GL[t]
+        c_HL[i] = HL[t]

@@ -1,0 +1,710 @@
+"""Numba CPU kernels for random forests (CudaTree's hybrid growth, on CPU threads).
+
+Histogram statistics channels (DESIGN.md): one weighted count per class for classification,
+``(w, w*y, w*y^2)`` for regression; every histogram also keeps the unweighted row count of
+each bin (for ``min_samples_leaf`` and to know which bins a node touches).
+
+Two kinds of kernels, one split rule (:func:`scan_feature` is shared by both):
+
+* **depth-first, data parallel** (``df_*``): one big node at a time; its rows are cut into
+  fixed-size blocks, every (feature, block) pair accumulates a private histogram in parallel,
+  and blocks are summed per feature in block order. The partition is a parallel stable
+  partition over the same blocks.
+* **breadth-first, task parallel** (:func:`bf_level`): a whole level of small nodes per call;
+  each thread takes whole nodes and does everything for them serially (totals, feature
+  sampling, per-feature sparse histograms, split scan, in-place stable partition).
+
+Results never depend on the thread count: blocks are fixed by the node size, nodes are
+independent, and a node's random features come from a counter-based hash of its path key
+(so depth-first, breadth-first and hybrid growth build the same tree).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from ._intrinsics import prefetch
+
+GINI, ENTROPY, SQUARED = 0, 1, 2
+CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY, "squared_error": SQUARED}
+EPSILON = float(np.finfo(np.float64).eps)
+LN2 = math.log(2.0)
+BLOCK = 8192
+MAX_BLOCK_BYTES = 64 << 20
+PREFETCH_AHEAD = 16
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1 = np.uint64(0xBF58476D1CE4E5B9)
+_M2 = np.uint64(0x94D049BB133111EB)
+
+
+# -- counter-based randomness --------------------------------------------------------------
+@njit(cache=True, nogil=True, inline="always")
+def mix64(z):
+    """splitmix64's finaliser (a bijection on uint64)."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def child_key(key, side):
+    """Key of a node's child (side 0 left, 1 right): a node's features depend on its path."""
+    return mix64(key + _GOLDEN * np.uint64(side + 1))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def perm_step(perm, swaps, k, key):
+    """Step ``k`` of a Fisher-Yates shuffle of ``perm`` driven by ``key``; returns perm[k]."""
+    d = perm.shape[0]
+    v = mix64(key + _GOLDEN * np.uint64(k + 1))
+    j = k + np.int64(v % np.uint64(d - k))
+    t = perm[k]
+    perm[k] = perm[j]
+    perm[j] = t
+    swaps[k] = j
+    return perm[k]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def perm_undo(perm, swaps, k):
+    for t in range(k - 1, -1, -1):
+        j = swaps[t]
+        x = perm[t]
+        perm[t] = perm[j]
+        perm[j] = x
+
+
+@njit(cache=True, nogil=True)
+def perm_prefix(key, d, k):
+    """The first ``k`` features a node with ``key`` draws (the order of :func:`bf_level`)."""
+    perm = np.arange(d)
+    swaps = np.empty(d, dtype=np.int64)
+    out = np.empty(k, dtype=np.int64)
+    for i in range(k):
+        out[i] = perm_step(perm, swaps, i, key)
+    return out
+
+
+# -- impurity criteria -----------------------------------------------------------------------
+@njit(cache=True, nogil=True, inline="always")
+def side_weight(S, C, crit):
+    if crit == SQUARED:
+        return S[0]
+    W = 0.0
+    for k in range(C):
+        W += S[k]
+    return W
+
+
+@njit(cache=True, nogil=True, inline="always")
+def proxy(S, C, crit):
+    """The part of a child's weighted impurity that a split maximises: minus W*impurity up
+    to terms that do not depend on the split (sum c^2/W; sum c log c - W log W; S^2/W)."""
+    if crit == SQUARED:
+        return S[1] * S[1] / S[0]
+    W = 0.0
+    acc = 0.0
+    if crit == GINI:
+        for k in range(C):
+            c = S[k]
+            W += c
+            acc += c * c
+        return acc / W
+    for k in range(C):
+        c = S[k]
+        W += c
+        if c > 0.0:
+            acc += c * math.log(c)
+    return acc - W * math.log(W)
+
+
+@njit(cache=True, nogil=True)
+def impurity(S, C, crit):
+    """Impurity of a node with statistics ``S`` (gini; entropy in bits; variance)."""
+    if crit == SQUARED:
+        W = S[0]
+        m = S[1] / W
+        return S[2] / W - m * m
+    W = side_weight(S, C, crit)
+    acc = 0.0
+    if crit == GINI:
+        for k in range(C):
+            p = S[k] / W
+            acc += p * p
+        return 1.0 - acc
+    for k in range(C):
+        if S[k] > 0.0:
+            p = S[k] / W
+            acc -= p * math.log(p)
+    return acc / LN2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _q(x, crit):
+    """Per-class term of the proxy: x^2 (gini) or x log x (entropy)."""
+    if crit == GINI:
+        return x * x
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _side_proxy(q, W, crit):
+    if crit == GINI:
+        return q / W
+    return q - W * math.log(W)
+
+
+@njit(cache=True, nogil=True)
+def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, L, R, L2):
+    """Best split of one feature from its histogram. ``blist[:nb]``: the node's non-empty
+    value bins in ascending order; ``miss``: the missing bin. Candidates are tried bin by
+    bin, missing values right then left; a candidate replaces ``best`` only when strictly
+    better. Classification keeps the per-side sums q = sum_k term(c_k) up to date bin by
+    bin (only the classes present in a bin change), so a candidate costs O(1).
+    Returns (best, bin, default_left, found)."""
+    nm = cnt[miss]
+    bbin = -1
+    bdl = False
+    found = False
+    nL = 0
+    if crit == SQUARED:
+        T0 = T[0]
+        T1 = T[1]
+        M0 = stat[miss, 0]
+        M1 = stat[miss, 1]
+        S0 = 0.0
+        S1 = 0.0
+        for i in range(nb):
+            b = blist[i]
+            nL += cnt[b]
+            S0 += stat[b, 0]
+            S1 += stat[b, 1]
+            nR = n_tot - nL
+            if nL >= msl and nR >= msl:
+                WL = S0
+                WR = T0 - S0
+                if WL >= mwl and WR >= mwl and WL > 0.0 and WR > 0.0:
+                    R1 = T1 - S1
+                    g = S1 * S1 / WL + R1 * R1 / WR
+                    if g > best:
+                        best = g
+                        bbin = b
+                        bdl = nm == 0 and nL >= nR
+                        found = True
+            if nm > 0:
+                nL2 = nL + nm
+                nR = n_tot - nL2
+                if nL2 >= msl and nR >= msl:
+                    WL = S0 + M0
+                    WR = T0 - WL
+                    if WL >= mwl and WR >= mwl and WL > 0.0 and WR > 0.0:
+                        A1 = S1 + M1
+                        R1 = T1 - A1
+                        g = A1 * A1 / WL + R1 * R1 / WR
+                        if g > best:
+                            best = g
+                            bbin = b
+                            bdl = True
+                            found = True
+        return best, bbin, bdl, found
+    WT = 0.0
+    qR = 0.0
+    for c in range(C):
+        L[c] = 0.0
+        R[c] = T[c]
+        WT += T[c]
+        qR += _q(T[c], crit)
+    qL = 0.0
+    WL = 0.0
+    WM = 0.0
+    for c in range(C):
+        WM += stat[miss, c]
+    for i in range(nb):
+        b = blist[i]
+        nL += cnt[b]
+        for c in range(C):
+            s = stat[b, c]
+            if s != 0.0:
+                lo = L[c]
+                ln = lo + s
+                ro = R[c]
+                rn = T[c] - ln
+                qL += _q(ln, crit) - _q(lo, crit)
+                qR += _q(rn, crit) - _q(ro, crit)
+                L[c] = ln
+                R[c] = rn
+                WL += s
+        nR = n_tot - nL
+        if nL >= msl and nR >= msl:
+            WR = WT - WL
+            if WL >= mwl and WR >= mwl and WL > 0.0 and WR > 0.0:
+                g = _side_proxy(qL, WL, crit) + _side_proxy(qR, WR, crit)
+                if g > best:
+                    best = g
+                    bbin = b
+                    bdl = nm == 0 and nL >= nR
+                    found = True
+        if nm > 0:
+            nL2 = nL + nm
+            nR = n_tot - nL2
+            if nL2 >= msl and nR >= msl:
+                qL2 = qL
+                qR2 = qR
+                for c in range(C):
+                    s = stat[miss, c]
+                    if s != 0.0:
+                        ln = L[c] + s
+                        rn = T[c] - ln
+                        qL2 += _q(ln, crit) - _q(L[c], crit)
+                        qR2 += _q(rn, crit) - _q(R[c], crit)
+                WL2 = WL + WM
+                WR = WT - WL2
+                if WL2 >= mwl and WR >= mwl and WL2 > 0.0 and WR > 0.0:
+                    g = _side_proxy(qL2, WL2, crit) + _side_proxy(qR2, WR, crit)
+                    if g > best:
+                        best = g
+                        bbin = b
+                        bdl = True
+                        found = True
+    return best, bbin, bdl, found
+
+
+@njit(cache=True, nogil=True)
+def parent_proxy(T, C, crit):
+    """The proxy of the unsplit node, in the same arithmetic as :func:`scan_feature`."""
+    if crit == SQUARED:
+        return T[1] * T[1] / T[0]
+    q = 0.0
+    W = 0.0
+    for c in range(C):
+        W += T[c]
+        q += _q(T[c], crit)
+    return _side_proxy(q, W, crit)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(stat, b, r, w, yk, yv, is_reg):
+    wr = w[r]
+    if is_reg:
+        y = yv[r]
+        stat[b, 0] += wr
+        stat[b, 1] += wr * y
+        stat[b, 2] += wr * y * y
+    else:
+        stat[b, yk[r]] += wr
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sort_small(a, n):
+    if n <= 24:
+        for i in range(1, n):
+            x = a[i]
+            j = i - 1
+            while j >= 0 and a[j] > x:
+                a[j + 1] = a[j]
+                j -= 1
+            a[j + 1] = x
+    else:
+        a[:n].sort()
+
+
+@njit(cache=True, nogil=True)
+def node_is_leaf(n, W, imp, depth, max_depth, mss, msl, mwl):
+    return (depth >= max_depth or n < mss or n < 2 * msl or W < 2.0 * mwl
+            or imp <= EPSILON)
+
+
+# -- breadth-first: many small nodes per call, one thread per node -------------------------
+@njit(cache=True, nogil=True)
+def _bf_node(i, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
+             node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
+             stat, cnt, touched, perm, swaps, L, R, L2,
+             out_tot, out_feat, out_bin, out_dl, out_gain, out_mid):
+    b0 = node_begin[i]
+    b1 = node_end[i]
+    n = b1 - b0
+    T = out_tot[i]
+    for c in range(C):
+        T[c] = 0.0
+    for p in range(b0, b1):
+        r = rows[p]
+        wr = w[r]
+        if is_reg:
+            y = yv[r]
+            T[0] += wr
+            T[1] += wr * y
+            T[2] += wr * y * y
+        else:
+            T[yk[r]] += wr
+    out_feat[i] = -1
+    out_mid[i] = b1
+    W = side_weight(T, C, crit)
+    if node_is_leaf(n, W, impurity(T, C, crit), node_depth[i], max_depth, mss, msl, mwl):
+        return
+    d = bins_col.shape[0]
+    key = node_key[i]
+    best = -np.inf
+    bf = -1
+    bbin = -1
+    bdl = False
+    visited = 0
+    k = 0
+    while k < d and visited < mtry:
+        f = perm_step(perm, swaps, k, key)
+        k += 1
+        col = bins_col[f]
+        u = 0
+        for p in range(b0, b1):
+            r = rows[p]
+            bn = np.int64(col[r])
+            if cnt[bn] == 0:
+                touched[u] = bn
+                u += 1
+            cnt[bn] += 1
+            _add_row(stat, bn, r, w, yk, yv, is_reg)
+        if u > 1:  # a constant feature does not count towards mtry (as in scikit-learn)
+            visited += 1
+            _sort_small(touched, u)
+            miss = np.int64(nv[f])
+            nb = u - 1 if touched[u - 1] == miss else u
+            g, gb, gdl, found = scan_feature(stat, cnt, touched, nb, miss, T, n, C, crit, msl,
+                                             mwl, best, L, R, L2)
+            if found:
+                best = g
+                bf = f
+                bbin = gb
+                bdl = gdl
+        for t in range(u):
+            bn = touched[t]
+            cnt[bn] = 0
+            for c in range(C):
+                stat[bn, c] = 0.0
+    perm_undo(perm, swaps, k)
+    if bf < 0:
+        return
+    gain = best - parent_proxy(T, C, crit)
+    if crit == ENTROPY:
+        gain /= LN2
+    if gain / w_root + EPSILON < min_dec:
+        return
+    out_feat[i] = bf
+    out_bin[i] = bbin
+    out_dl[i] = bdl
+    out_gain[i] = gain
+    # stable in-place partition through tmp[b0:b1]
+    col = bins_col[bf]
+    miss = nv[bf]
+    lp = b0
+    nr = 0
+    for p in range(b0, b1):
+        r = rows[p]
+        bn = col[r]
+        if bn <= bbin or (bdl and bn == miss):
+            rows[lp] = r
+            lp += 1
+        else:
+            tmp[b0 + nr] = r
+            nr += 1
+    for q in range(nr):
+        rows[lp + q] = tmp[b0 + q]
+    out_mid[i] = lp
+
+
+@njit(cache=True, nogil=True)
+def _bf_chunk(ch, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin, node_end,
+              node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
+              n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain, out_mid):
+    n_nodes = node_begin.shape[0]
+    d = bins_col.shape[0]
+    stat = np.zeros((maxbins, C))
+    cnt = np.zeros(maxbins, dtype=np.int64)
+    touched = np.empty(maxbins, dtype=np.int64)
+    perm = np.arange(d)
+    swaps = np.empty(d, dtype=np.int64)
+    L = np.empty(C)
+    R = np.empty(C)
+    L2 = np.empty(C)
+    for i in range(ch, n_nodes, n_chunks):
+        _bf_node(i, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
+                 node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
+                 w_root, stat, cnt, touched, perm, swaps, L, R, L2,
+                 out_tot, out_feat, out_bin, out_dl, out_gain, out_mid)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def bf_level(bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin, node_end,
+             node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
+             n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain, out_mid):
+    """Process every node of a frontier (one thread per node, in chunks of nodes): totals,
+    leaf tests, split search and in-place partition of the node's rows."""
+    for ch in prange(n_chunks):
+        _bf_chunk(ch, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin,
+                  node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
+                  min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain,
+                  out_mid)
+
+
+@njit(cache=True, nogil=True)
+def bf_level_serial(bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin,
+                    node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
+                    min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain,
+                    out_mid):
+    """:func:`bf_level` on one thread (small frontiers: no thread start-up)."""
+    _bf_chunk(0, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin,
+              node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
+              min_dec, w_root, 1, out_tot, out_feat, out_bin, out_dl, out_gain, out_mid)
+
+
+# -- depth-first: one big node, parallel over its rows -------------------------------------
+def n_blocks(n, n_feat, maxbins, C):
+    """Blocks of a node of ``n`` rows: fixed by the sizes only (never by the thread count)."""
+    nblk = max(1, -(-n // BLOCK))
+    cap = max(1, MAX_BLOCK_BYTES // max(1, n_feat * maxbins * (C + 1) * 8))
+    return int(min(nblk, cap))
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def df_totals(rows, b0, b1, w, yk, yv, is_reg, C, nblk):
+    n = b1 - b0
+    part = np.zeros((nblk, C))
+    for k in prange(nblk):
+        p0 = b0 + (n * k) // nblk
+        p1 = b0 + (n * (k + 1)) // nblk
+        S = part[k]
+        for p in range(p0, p1):
+            r = rows[p]
+            wr = w[r]
+            if is_reg:
+                y = yv[r]
+                S[0] += wr
+                S[1] += wr * y
+                S[2] += wr * y * y
+            else:
+                S[yk[r]] += wr
+    T = np.zeros(C)
+    for k in range(nblk):
+        for c in range(C):
+            T[c] += part[k, c]
+    return T
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def df_hist(bins_col, rows, b0, b1, feats, w, yk, yv, is_reg, C, maxbins, nblk):
+    """Histograms (n_feat, maxbins, C) and row counts (n_feat, maxbins) of one node over the
+    features ``feats``; parallel over (feature, block) pairs, blocks summed in order."""
+    nf = feats.shape[0]
+    n = b1 - b0
+    pst = np.zeros((nf * nblk, maxbins, C))
+    pcn = np.zeros((nf * nblk, maxbins), dtype=np.int64)
+    for t in prange(nf * nblk):
+        j = t // nblk
+        k = t % nblk
+        p0 = b0 + (n * k) // nblk
+        p1 = b0 + (n * (k + 1)) // nblk
+        col = bins_col[feats[j]]
+        st = pst[t]
+        cn = pcn[t]
+        for p in range(p0, p1):
+            if p + PREFETCH_AHEAD < p1:
+                prefetch(col, rows[p + PREFETCH_AHEAD])
+            r = rows[p]
+            bn = np.int64(col[r])
+            cn[bn] += 1
+            _add_row(st, bn, r, w, yk, yv, is_reg)
+    stat = np.zeros((nf, maxbins, C))
+    cnt = np.zeros((nf, maxbins), dtype=np.int64)
+    for j in prange(nf):
+        for k in range(nblk):
+            t = j * nblk + k
+            for b in range(maxbins):
+                cnt[j, b] += pcn[t, b]
+                for c in range(C):
+                    stat[j, b, c] += pst[t, b, c]
+    return stat, cnt
+
+
+@njit(cache=True, nogil=True)
+def df_scan(stat, cnt, feats, nv, T, n_tot, C, crit, msl, mwl, mtry, visited, best, bf, bbin,
+            bdl):
+    """Scan the features of a depth-first node in draw order, as :func:`bf_level` does;
+    stops once ``mtry`` non-constant features are visited. Returns (best, feature, bin,
+    default_left, visited, features consumed)."""
+    blist = np.empty(stat.shape[1], dtype=np.int64)
+    L = np.empty(C)
+    R = np.empty(C)
+    L2 = np.empty(C)
+    used = 0
+    for j in range(feats.shape[0]):
+        if visited >= mtry:
+            break
+        used += 1
+        f = feats[j]
+        miss = np.int64(nv[f])
+        nb = 0
+        for b in range(miss):
+            if cnt[j, b] > 0:
+                blist[nb] = b
+                nb += 1
+        u = nb + (1 if cnt[j, miss] > 0 else 0)
+        if u <= 1:
+            continue
+        visited += 1
+        g, gb, gdl, found = scan_feature(stat[j], cnt[j], blist, nb, miss, T, n_tot, C, crit,
+                                         msl, mwl, best, L, R, L2)
+        if found:
+            best = g
+            bf = f
+            bbin = gb
+            bdl = gdl
+    return best, bf, bbin, bdl, visited, used
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def df_partition(bins_col, rows, tmp, flags, b0, b1, f, bbin, miss, dl, nblk):
+    """Stable parallel partition of rows[b0:b1]: rows going left first. Returns the middle."""
+    n = b1 - b0
+    col = bins_col[f]
+    counts = np.zeros(nblk, dtype=np.int64)
+    for k in prange(nblk):
+        p0 = b0 + (n * k) // nblk
+        p1 = b0 + (n * (k + 1)) // nblk
+        c = 0
+        for p in range(p0, p1):
+            bn = col[rows[p]]
+            fl = bn <= bbin or (dl and bn == miss)
+            flags[p] = fl
+            c += fl
+        counts[k] = c
+    lpos = np.empty(nblk, dtype=np.int64)
+    rpos = np.empty(nblk, dtype=np.int64)
+    tot = 0
+    for k in range(nblk):
+        tot += counts[k]
+    lp = b0
+    rp = b0 + tot
+    for k in range(nblk):
+        p0 = b0 + (n * k) // nblk
+        p1 = b0 + (n * (k + 1)) // nblk
+        lpos[k] = lp
+        rpos[k] = rp
+        lp += counts[k]
+        rp += (p1 - p0) - counts[k]
+    for k in prange(nblk):
+        p0 = b0 + (n * k) // nblk
+        p1 = b0 + (n * (k + 1)) // nblk
+        a = lpos[k]
+        z = rpos[k]
+        for p in range(p0, p1):
+            if flags[p]:
+                tmp[a] = rows[p]
+                a += 1
+            else:
+                tmp[z] = rows[p]
+                z += 1
+    for k in prange(nblk):
+        p0 = b0 + (n * k) // nblk
+        p1 = b0 + (n * (k + 1)) // nblk
+        for p in range(p0, p1):
+            rows[p] = tmp[p]
+    return b0 + tot
+
+
+# -- finishing a tree ------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def preorder(left, right, feature):
+    """Canonical node order (pre-order, left first): old id of each new id, and new ids."""
+    n = feature.shape[0]
+    order = np.empty(n, dtype=np.int64)
+    new_id = np.empty(n, dtype=np.int64)
+    stack = np.empty(n + 1, dtype=np.int64)
+    top = 0
+    stack[0] = 0
+    top = 1
+    m = 0
+    while top > 0:
+        top -= 1
+        v = stack[top]
+        new_id[v] = m
+        order[m] = v
+        m += 1
+        if feature[v] >= 0:
+            stack[top] = right[v]
+            stack[top + 1] = left[v]
+            top += 2
+    return order[:m], new_id
+
+
+# -- prediction --------------------------------------------------------------------------------
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_raw(x, root, feature, threshold, left, right, default_left):
+    node = root
+    while feature[node] >= 0:
+        v = x[feature[node]]
+        if np.isnan(v):
+            go = default_left[node]
+        else:
+            go = v <= threshold[node]
+        node = left[node] if go else right[node]
+    return node
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def predict_values(X, roots, feature, threshold, left, right, default_left, value, out):
+    """out[i] += sum over trees of the leaf value row of X[i] (left/right absolute)."""
+    n = X.shape[0]
+    K = value.shape[1]
+    for i in prange(n):
+        x = X[i]
+        for t in range(roots.shape[0]):
+            leaf = _leaf_raw(x, roots[t], feature, threshold, left, right, default_left)
+            for k in range(K):
+                out[i, k] += value[leaf, k]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def apply_leaves(X, roots, feature, threshold, left, right, default_left, out):
+    n = X.shape[0]
+    for i in prange(n):
+        x = X[i]
+        for t in range(roots.shape[0]):
+            out[i, t] = _leaf_raw(x, roots[t], feature, threshold, left, right,
+                                  default_left) - roots[t]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def oob_accumulate(bins_row, oob_rows, nv, feature, sbin, left, right, default_left, value,
+                   out, n_pred):
+    """Route the out-of-bag rows through one tree over bins; add its leaf values."""
+    K = value.shape[1]
+    for q in prange(oob_rows.shape[0]):
+        i = oob_rows[q]
+        node = 0
+        while feature[node] >= 0:
+            f = feature[node]
+            bn = bins_row[i, f]
+            if bn == nv[f]:
+                go = default_left[node]
+            else:
+                go = bn <= sbin[node]
+            node = left[node] if go else right[node]
+        for k in range(K):
+            out[i, k] += value[node, k]
+        n_pred[i] += 1
+
+
+@njit(cache=True, nogil=True)
+def child_keys(keys, side):
+    out = np.empty(keys.shape[0], dtype=np.uint64)
+    for i in range(keys.shape[0]):
+        out[i] = child_key(keys[i], side)
+    return out
+
+
+def root_key(seed: int, tree_index: int) -> np.uint64:
+    """Key of a tree's root: a hash of (random_state, tree index)."""
+    a = np.array([(int(seed) * 0x2545F4914F6CDD1D + int(tree_index) + 1) & (2**64 - 1)],
+                 dtype=np.uint64)
+    return child_keys(child_keys(a, 0), 1)[0]

@@ -1,0 +1,236 @@
+"""The random-forest driver: bootstrap each tree, grow it (hybrid growth), collect the forest.
+
+Per tree ``t`` of a forest with seed ``s``:
+
+* bootstrap (``bootstrap=True``): ``n_boot`` row indices are drawn with replacement from a
+  generator seeded by ``(s, t)``, uniformly or, when the rows carry weights (sample weights
+  times class weights), with probabilities proportional to them (scikit-learn 1.9's rule);
+  the tree's row weights are the draw counts (times the per-tree class weights of
+  ``class_weight='balanced_subsample'``). Rows drawn zero times are the tree's out-of-bag rows.
+* without bootstrap every row of positive weight is used, with its weight.
+* the tree's random features come from a key hashed from ``(s, t)`` and each node's path.
+
+A tree depends only on ``(s, t)`` and the data: forests are identical at any thread count, and
+``warm_start`` forests equal forests grown in one go.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..backends import forest_cpu as K
+from ..data.convert import FeatureInfo, to_float_matrix
+from .forest_grower import GrowData, TreeArrays, TreeParams, grow_tree
+
+FOREST_PROBA = "multi:proba"  # raw sums of the per-class trees are the probabilities
+
+
+@contextlib.contextmanager
+def threads(n_jobs):
+    """Run Numba kernels with ``n_jobs`` threads (None or -1: all cores)."""
+    import numba
+
+    old = numba.get_num_threads()
+    if n_jobs is None or n_jobs == -1:
+        n = numba.config.NUMBA_NUM_THREADS
+    elif n_jobs < 0:
+        n = max(1, numba.config.NUMBA_NUM_THREADS + 1 + n_jobs)
+    else:
+        n = min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)
+    numba.set_num_threads(max(1, n))
+    try:
+        yield
+    finally:
+        numba.set_num_threads(old)
+
+
+@dataclass
+class SamplingPlan:
+    """How each tree draws its rows and weights."""
+
+    n_rows: int
+    bootstrap: bool
+    n_boot: int
+    row_weight: np.ndarray | None  # sample_weight * class weight per row (None: all ones)
+    balanced_subsample: bool = False
+    y_class: np.ndarray | None = None  # class index per row (balanced_subsample)
+    n_classes: int = 0
+
+    def tree_weights(self, seed: int, t: int):
+        """(rows int32 ascending with weight > 0, full-length float64 weights, bootstrap
+        counts or None) of tree ``t``."""
+        n = self.n_rows
+        counts = None
+        if self.bootstrap:
+            rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(t)]))
+            rw = self.row_weight
+            if rw is None:
+                idx = rng.integers(0, n, self.n_boot)
+            else:
+                idx = rng.choice(n, self.n_boot, replace=True, p=rw / rw.sum())
+            counts = np.bincount(idx, minlength=n)
+            w = counts.astype(np.float64)
+            if self.balanced_subsample:
+                yb = self.y_class[idx]
+                bc = np.bincount(yb, minlength=self.n_classes).astype(np.float64)
+                present = bc > 0
+                cw = np.zeros(self.n_classes)
+                cw[present] = idx.shape[0] / (present.sum() * bc[present])
+                w *= cw[self.y_class]
+        else:
+            w = (np.ones(n) if self.row_weight is None else self.row_weight.astype(np.float64))
+            if self.balanced_subsample:  # scikit-learn: like 'balanced' without bootstrap
+                bc = np.bincount(self.y_class, minlength=self.n_classes).astype(np.float64)
+                present = bc > 0
+                cw = np.zeros(self.n_classes)
+                cw[present] = n / (present.sum() * bc[present])
+                w = w * cw[self.y_class]
+        rows = np.flatnonzero(w > 0).astype(np.int32)
+        return rows, w, counts
+
+
+@dataclass
+class Forest:
+    """Fitted trees (pre-order node arrays) and what predicting needs."""
+
+    trees: list = field(default_factory=list)
+    n_outputs: int = 1  # classes (classification) or 1 (regression)
+    is_reg: bool = False
+    info: FeatureInfo | None = None
+    _packed: tuple | None = None
+
+    def pack(self):
+        if self._packed is None:
+            ts = self.trees
+            sizes = np.array([t.n_nodes for t in ts], dtype=np.int64)
+            roots = np.zeros(len(ts), dtype=np.int64)
+            roots[1:] = np.cumsum(sizes)[:-1]
+            cat = lambda name: np.concatenate([getattr(t, name) for t in ts])  # noqa: E731
+            feature = cat("feature")
+            internal = feature >= 0
+            off = np.repeat(roots, sizes)
+            left = np.where(internal, cat("left") + off, -1).astype(np.int64)
+            right = np.where(internal, cat("right") + off, -1).astype(np.int64)
+            self._packed = (roots, feature.astype(np.int64), cat("threshold"), left, right,
+                            cat("default_left"), np.ascontiguousarray(cat("value")))
+        return self._packed
+
+    def __getstate__(self):
+        s = dict(self.__dict__)
+        s["_packed"] = None
+        return s
+
+    def _matrix(self, X):
+        mat, _ = to_float_matrix(X, info=self.info, what="X")
+        return np.ascontiguousarray(mat, dtype=np.float64)
+
+    def predict_values(self, X):
+        """Mean over trees of the leaf values: class probabilities or the regression value."""
+        X = self._matrix(X)
+        roots, feature, thr, left, right, dl, value = self.pack()
+        out = np.zeros((X.shape[0], value.shape[1]))
+        K.predict_values(X, roots, feature, thr, left, right, dl, value, out)
+        out /= len(self.trees)
+        return out
+
+    def apply(self, X):
+        X = self._matrix(X)
+        roots, feature, thr, left, right, dl, _ = self.pack()
+        out = np.empty((X.shape[0], len(self.trees)), dtype=np.int64)
+        K.apply_leaves(X, roots, feature, thr, left, right, dl, out)
+        return out
+
+    def feature_importances(self):
+        """Mean decrease in impurity: per tree normalised, averaged, normalised."""
+        d = self.info.n_features
+        acc = np.zeros(d)
+        m = 0
+        for t in self.trees:
+            if t.n_nodes <= 1:
+                continue
+            imp = np.zeros(d)
+            internal = t.feature >= 0
+            np.add.at(imp, t.feature[internal], t.gain[internal])
+            s = imp.sum()
+            if s > 0:
+                imp /= s
+            acc += imp
+            m += 1
+        if m == 0:
+            return np.zeros(d)
+        acc /= m
+        s = acc.sum()
+        return acc / s if s > 0 else acc
+
+    def to_model(self, params=None):
+        """The forest as a :class:`hardwood.Model` (flat trees, JSON save/load, predictors).
+
+        Classification: one tree per class per estimator (``tree_group`` = class) with leaf
+        values ``fraction / n_estimators``, objective ``'multi:proba'`` (raw sums are the
+        probabilities). Regression: one tree per estimator with ``mean / n_estimators``,
+        objective ``'reg:squarederror'``."""
+        from ..model.model import Model
+        from ..model.tree import Tree
+
+        n_est = len(self.trees)
+        Kout = self.n_outputs
+        trees, group = [], []
+        for t in self.trees:
+            n = t.n_nodes
+            base = dict(feature=t.feature, threshold=t.threshold, left=t.left, right=t.right,
+                        default_left=t.default_left, is_categorical=np.zeros(n, dtype=bool),
+                        cat_offset=np.full(n, -1, dtype=np.int64),
+                        gain=t.gain.astype(np.float32), cover=t.weight, count=t.count)
+            for k in range(Kout):
+                trees.append(Tree.from_arrays(value=t.value[:, k] / n_est, **base))
+                group.append(k)
+        objective = "reg:squarederror" if self.is_reg else FOREST_PROBA
+        p = {"booster": "forest"}
+        p.update(params or {})
+        return Model(trees, group, np.zeros(Kout), objective, Kout, self.info, params=p)
+
+
+def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: int, tree_ids,
+                device: str = "cpu", growth: str = "hybrid", crossover=None,
+                oob=None, callback=None):
+    """Grow trees ``tree_ids``; returns their TreeArrays. ``oob``: a pair (sum (n, K),
+    count (n,)) accumulating out-of-bag predictions (bootstrap only)."""
+    if device == "cuda":
+        from ..backends.forest_cuda import grow_tree_cuda as grow
+    elif device == "cpu":
+        grow = grow_tree
+    else:
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    out = []
+    for t in tree_ids:
+        rows, w, counts = plan.tree_weights(seed, t)
+        if rows.size == 0:
+            raise ValueError(f"tree {t}: the bootstrap sample has no row of positive weight")
+        tree = grow(data, tparams, rows, w, K.root_key(seed, t), growth=growth,
+                    crossover=crossover)
+        out.append(tree)
+        if oob is not None and counts is not None:
+            add_oob(data, tree, np.flatnonzero(counts == 0), oob)
+        if callback is not None:
+            callback(t, tree)
+    return out
+
+
+def add_oob(data: GrowData, tree: TreeArrays, oob_rows, oob):
+    s, c = oob
+    K.oob_accumulate(data.bins_row, oob_rows.astype(np.int64), data.nv, tree.feature, tree.sbin,
+                     tree.left, tree.right, tree.default_left, tree.value, s, c)
+
+
+def check_device(device):
+    """Fail clearly when ``device='cuda'`` cannot run."""
+    if device not in ("cpu", "cuda"):
+        raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
+    if device == "cuda":
+        from ..backends.forest_cuda import cuda_available
+        ok, why = cuda_available()
+        if not ok:
+            raise RuntimeError(f"device='cuda' needs an NVIDIA GPU usable by numba-cuda: {why}. "
+                               "Use device='cpu'.")

@@ -1,0 +1,535 @@
+"""Growing one random-forest tree: CudaTree's hybrid of depth-first and breadth-first growth.
+
+* Nodes with at least ``crossover`` rows grow **depth-first**: one node at a time, its
+  histograms built in parallel over its rows (``forest_cpu.df_*``).
+* Smaller nodes are put aside and then grown **breadth-first**: every call of
+  ``forest_cpu.bf_level`` handles a whole frontier, one thread per node.
+
+``growth='depthfirst'`` (crossover 0) and ``'breadthfirst'`` (crossover infinite) are the two
+pure schemes. All three build the same tree: a node's candidate features come from a hash of
+its path from the root, never from the order of growth, and the node arrays are renumbered in
+pre-order at the end. With ``max_leaf_nodes`` the tree grows best-first (scikit-learn's rule).
+
+:func:`grow_tree_naive` is the naive twin: plain numpy, one node at a time, the same rules.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..backends import forest_cpu as K
+
+# CudaTree §3.1: crossover (rows) = a + b*classes + c*rows + d*features-per-split, fitted by
+# benchmarks/calibrate_forest_crossover.py on this machine (see benchmarks/README.md).
+CROSSOVER_COEF = (2000.0, 0.0, 0.0, 0.0)
+CROSSOVER_MIN = 256
+SERIAL_WORK = 16384  # a breadth-first step over fewer rows runs on one thread
+GROWTH = ("hybrid", "depthfirst", "breadthfirst")
+
+
+def default_crossover(n_classes: int, n_rows: int, mtry: int) -> int:
+    a, b, c, d = CROSSOVER_COEF
+    return int(max(CROSSOVER_MIN, a + b * n_classes + c * n_rows + d * mtry))
+
+
+@dataclass
+class TreeParams:
+    criterion: int  # forest_cpu.GINI / ENTROPY / SQUARED
+    mtry: int
+    max_depth: int = 2**31 - 1
+    min_samples_split: int = 2
+    min_samples_leaf: int = 1
+    min_weight_leaf: float = 0.0
+    min_impurity_decrease: float = 0.0
+    max_leaf_nodes: int = 0  # 0: no limit
+
+
+@dataclass
+class GrowData:
+    """The binned training matrix and labels, shared by all trees of a forest."""
+
+    bins_col: np.ndarray  # (d, n) uint8/uint16
+    bins_row: np.ndarray  # (n, d)
+    nv: np.ndarray  # int64 (d,): missing bin of each field = its number of value bins
+    edges_flat: np.ndarray
+    edge_offsets: np.ndarray
+    is_categorical: np.ndarray
+    is_reg: bool
+    n_classes: int  # 1 for regression
+    yk: np.ndarray  # int64 class index (classification) else zeros
+    yv: np.ndarray  # float64 target (regression) else zeros
+
+    @property
+    def C(self) -> int:
+        return 3 if self.is_reg else self.n_classes
+
+    @property
+    def maxbins(self) -> int:
+        return int(self.nv.max()) + 1
+
+    @classmethod
+    def from_dataset(cls, ds, y, is_reg, n_classes):
+        bm = ds.bin_mapper
+        n = ds.n_rows
+        if is_reg:
+            yk = np.zeros(n, dtype=np.int64)
+            yv = np.ascontiguousarray(y, dtype=np.float64)
+        else:
+            yk = np.ascontiguousarray(y, dtype=np.int64)
+            yv = np.zeros(n, dtype=np.float64)
+        return cls(ds.bins_col, ds.bins_row, np.ascontiguousarray(bm.missing_bin, dtype=np.int64),
+                   bm.edges_flat, bm.edge_offsets, bm.is_categorical, bool(is_reg),
+                   1 if is_reg else int(n_classes), yk, yv)
+
+
+@dataclass
+class TreeArrays:
+    """One grown tree in pre-order. ``value`` is (n_nodes, K): class fractions, or the mean."""
+
+    feature: np.ndarray  # int32, -1 leaf
+    sbin: np.ndarray  # int32 split bin (bin <= sbin goes left; the missing bin by default_left)
+    threshold: np.ndarray  # float64 raw threshold
+    left: np.ndarray  # int32
+    right: np.ndarray  # int32
+    default_left: np.ndarray  # bool
+    value: np.ndarray  # float64 (n_nodes, K)
+    gain: np.ndarray  # float64 weighted impurity decrease (MDI)
+    weight: np.ndarray  # float64 weighted rows
+    count: np.ndarray  # int64 rows
+    impurity: np.ndarray  # float64
+
+    @property
+    def n_nodes(self):
+        return int(self.feature.shape[0])
+
+
+class _Builder:
+    """Node arrays of a tree under construction (ids in creation order)."""
+
+    def __init__(self, cap, C):
+        self.begin = np.zeros(cap, dtype=np.int64)
+        self.end = np.zeros(cap, dtype=np.int64)
+        self.depth = np.zeros(cap, dtype=np.int64)
+        self.key = np.zeros(cap, dtype=np.uint64)
+        self.feature = np.full(cap, -1, dtype=np.int64)
+        self.sbin = np.full(cap, -1, dtype=np.int64)
+        self.dl = np.zeros(cap, dtype=np.bool_)
+        self.gain = np.zeros(cap)
+        self.tot = np.zeros((cap, C))
+        self.left = np.full(cap, -1, dtype=np.int64)
+        self.right = np.full(cap, -1, dtype=np.int64)
+        self.n = 0
+
+    def add(self, begin, end, depth, key):
+        i = self.n
+        self.begin[i], self.end[i], self.depth[i], self.key[i] = begin, end, depth, key
+        self.n += 1
+        return i
+
+    def add_children(self, ids, mids):
+        """Children of nodes ``ids`` (split at ``mids``); returns (left ids, right ids)."""
+        s = ids.shape[0]
+        lo = self.n
+        L = np.arange(lo, lo + s)
+        R = np.arange(lo + s, lo + 2 * s)
+        for ch, b, e, side in ((L, self.begin[ids], mids, 0), (R, mids, self.end[ids], 1)):
+            self.begin[ch] = b
+            self.end[ch] = e
+            self.depth[ch] = self.depth[ids] + 1
+            self.key[ch] = K.child_keys(self.key[ids], side)
+        self.left[ids] = L
+        self.right[ids] = R
+        self.n += 2 * s
+        return L, R
+
+
+def _finish(b: _Builder, data: GrowData, crit) -> TreeArrays:
+    n = b.n
+    feature = b.feature[:n]
+    order, new_id = K.preorder(b.left[:n], b.right[:n], feature)
+    feat = feature[order]
+    internal = feat >= 0
+    left = np.where(internal, new_id[np.maximum(b.left[:n][order], 0)], -1)
+    right = np.where(internal, new_id[np.maximum(b.right[:n][order], 0)], -1)
+    tot = b.tot[:n][order]
+    sbin = b.sbin[:n][order]
+    C = data.C
+    if data.is_reg:
+        W = tot[:, 0]
+        value = (tot[:, 1] / W)[:, None]
+    else:
+        W = tot.sum(axis=1)
+        value = tot / W[:, None]
+    thr = np.zeros(n)
+    fi = feat[internal]
+    num = ~data.is_categorical[fi]
+    t_int = sbin[internal].astype(np.float64)
+    t_int[num] = data.edges_flat[data.edge_offsets[fi[num]] + sbin[internal][num]]
+    thr[internal] = t_int
+    imp = _impurities(tot, C, crit)
+    return TreeArrays(
+        feature=feat.astype(np.int32), sbin=np.where(internal, sbin, -1).astype(np.int32),
+        threshold=thr, left=left.astype(np.int32), right=right.astype(np.int32),
+        default_left=b.dl[:n][order] & internal, value=value, gain=np.where(internal, b.gain[:n][order], 0.0),
+        weight=W, count=(b.end[:n] - b.begin[:n])[order].astype(np.int64), impurity=imp)
+
+
+def _impurities(tot, C, crit):
+    if crit == K.SQUARED:
+        W = tot[:, 0]
+        m = tot[:, 1] / W
+        return tot[:, 2] / W - m * m
+    W = tot.sum(axis=1, keepdims=True)
+    p = tot / W
+    if crit == K.GINI:
+        return 1.0 - (p * p).sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
+
+
+class _DF:
+    """Depth-first (data parallel) processing of single nodes."""
+
+    def __init__(self, data: GrowData, p: TreeParams, rows, w, w_root):
+        self.data, self.p, self.rows, self.w, self.w_root = data, p, rows, w, w_root
+        self.tmp = np.empty_like(rows)
+        self.flags = np.empty(rows.shape[0], dtype=np.bool_)
+
+    def totals(self, b0, b1):
+        d = self.data
+        nblk = K.n_blocks(b1 - b0, 1, 1, d.C)
+        return K.df_totals(self.rows, b0, b1, self.w, d.yk, d.yv, d.is_reg, d.C, nblk)
+
+    def find_split(self, b0, b1, depth, key, T):
+        """(feature, bin, default_left, gain) of the best split, or None for a leaf."""
+        d, p = self.data, self.p
+        C, crit = d.C, p.criterion
+        n = b1 - b0
+        W = K.side_weight(T, C, crit)
+        if K.node_is_leaf(n, W, K.impurity(T, C, crit), depth, p.max_depth,
+                          p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf):
+            return None
+        n_feat = d.bins_col.shape[0]
+        best, bf, bbin, bdl = -np.inf, -1, -1, False
+        visited = used = 0
+        while visited < p.mtry and used < n_feat:
+            want = min(p.mtry - visited, n_feat - used)
+            feats = K.perm_prefix(key, n_feat, used + want)[used:]
+            nblk = K.n_blocks(n, feats.shape[0], d.maxbins, C)
+            stat, cnt = K.df_hist(d.bins_col, self.rows, b0, b1, feats, self.w, d.yk, d.yv,
+                                  d.is_reg, C, d.maxbins, nblk)
+            best, bf, bbin, bdl, visited, u = K.df_scan(
+                stat, cnt, feats, d.nv, T, n, C, crit, p.min_samples_leaf, p.min_weight_leaf,
+                p.mtry, visited, best, bf, bbin, bdl)
+            used += u
+        if bf < 0:
+            return None
+        gain = best - K.parent_proxy(T, C, crit)
+        if crit == K.ENTROPY:
+            gain /= K.LN2
+        if gain / self.w_root + K.EPSILON < p.min_impurity_decrease:
+            return None
+        return int(bf), int(bbin), bool(bdl), float(gain)
+
+    def partition(self, b0, b1, f, bbin, dl):
+        d = self.data
+        nblk = K.n_blocks(b1 - b0, 1, 1, 1)
+        return K.df_partition(d.bins_col, self.rows, self.tmp, self.flags, b0, b1, f, bbin,
+                              int(d.nv[f]), dl, nblk)
+
+
+def _threads():
+    import numba
+    return numba.get_num_threads()
+
+
+def _n_chunks(n_nodes):
+    return int(min(n_nodes, 8 * _threads()))
+
+
+def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, key,
+              growth: str = "hybrid", crossover: int | None = None) -> TreeArrays:
+    """Grow one tree on ``rows`` (int32, ascending, rows with weight > 0; reordered in place)
+    with row weights ``w`` (full length). ``key``: the root's random key (uint64)."""
+    if growth not in GROWTH:
+        raise ValueError(f"growth must be one of {GROWTH}, got {growth!r}")
+    m = rows.shape[0]
+    C, crit = data.C, p.criterion
+    b = _Builder(2 * m + 1, C)
+    root = b.add(0, m, 0, np.uint64(key))
+    df = _DF(data, p, rows, w, 0.0)
+    df.w_root = float(np.sum(w[rows]))
+    if p.max_leaf_nodes:
+        return _grow_best_first(b, data, p, df)
+    if growth == "depthfirst":
+        cross = 0
+    elif growth == "breadthfirst":
+        cross = m + 1
+    else:
+        cross = crossover if crossover is not None else default_crossover(
+            data.n_classes, m, p.mtry)
+    stack = [root]
+    frontier = []
+    while stack:
+        i = stack.pop()
+        b0, b1 = int(b.begin[i]), int(b.end[i])
+        if b1 - b0 < cross:
+            frontier.append(i)
+            continue
+        T = df.totals(b0, b1)
+        b.tot[i] = T
+        s = df.find_split(b0, b1, int(b.depth[i]), b.key[i], T)
+        if s is None:
+            continue
+        f, bbin, dl, gain = s
+        mid = df.partition(b0, b1, f, bbin, dl)
+        b.feature[i], b.sbin[i], b.dl[i], b.gain[i] = f, bbin, dl, gain
+        L, R = b.add_children(np.array([i]), np.array([mid]))
+        stack.append(int(R[0]))
+        stack.append(int(L[0]))
+    tmp = df.tmp
+    while len(frontier):
+        ids = np.asarray(frontier, dtype=np.int64)
+        s = ids.shape[0]
+        o_tot = np.empty((s, C))
+        o_feat = np.empty(s, dtype=np.int64)
+        o_bin = np.empty(s, dtype=np.int64)
+        o_dl = np.zeros(s, dtype=np.bool_)
+        o_gain = np.zeros(s)
+        o_mid = np.empty(s, dtype=np.int64)
+        work = int((b.end[ids] - b.begin[ids]).sum())
+        kern = K.bf_level if (work >= SERIAL_WORK and _threads() > 1) else K.bf_level_serial
+        kern(data.bins_col, rows, tmp, w, data.yk, data.yv, data.is_reg, C, data.nv,
+                   data.maxbins, b.begin[ids], b.end[ids], b.depth[ids], b.key[ids], p.mtry,
+                   p.max_depth, p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf,
+                   crit, p.min_impurity_decrease, df.w_root, _n_chunks(s),
+                   o_tot, o_feat, o_bin, o_dl, o_gain, o_mid)
+        b.tot[ids] = o_tot
+        split = o_feat >= 0
+        sid = ids[split]
+        b.feature[sid] = o_feat[split]
+        b.sbin[sid] = o_bin[split]
+        b.dl[sid] = o_dl[split]
+        b.gain[sid] = o_gain[split]
+        if not sid.size:
+            break
+        L, R = b.add_children(sid, o_mid[split])
+        frontier = np.concatenate([L, R])
+    return _finish(b, data, crit)
+
+
+def _grow_best_first(b: _Builder, data: GrowData, p: TreeParams, df: _DF) -> TreeArrays:
+    """Best-first growth (``max_leaf_nodes``): expand the leaf of largest impurity decrease."""
+    heap = []
+
+    def push(i):
+        b0, b1 = int(b.begin[i]), int(b.end[i])
+        T = df.totals(b0, b1)
+        b.tot[i] = T
+        s = df.find_split(b0, b1, int(b.depth[i]), b.key[i], T)
+        if s is not None:
+            heapq.heappush(heap, (-s[3], i, s))
+
+    push(0)
+    leaves = 1
+    while heap and leaves < p.max_leaf_nodes:
+        _, i, (f, bbin, dl, gain) = heapq.heappop(heap)
+        mid = df.partition(int(b.begin[i]), int(b.end[i]), f, bbin, dl)
+        b.feature[i], b.sbin[i], b.dl[i], b.gain[i] = f, bbin, dl, gain
+        L, R = b.add_children(np.array([i]), np.array([mid]))
+        leaves += 1
+        push(int(L[0]))
+        push(int(R[0]))
+    return _finish(b, data, p.criterion)
+
+
+# -- the naive twin --------------------------------------------------------------------------
+def _naive_stats(data: GrowData, rows, w, bins=None, nbins=0):
+    """Per-bin (or total, when bins is None) statistics of ``rows`` with numpy."""
+    C = data.C
+    if bins is None:
+        bins = np.zeros(rows.shape[0], dtype=np.int64)
+        nbins = 1
+    out = np.zeros((nbins, C))
+    wr = w[rows]
+    if data.is_reg:
+        y = data.yv[rows]
+        for i in range(rows.shape[0]):  # sequential sums, in row order
+            out[bins[i], 0] += wr[i]
+            out[bins[i], 1] += wr[i] * y[i]
+            out[bins[i], 2] += wr[i] * y[i] * y[i]
+    else:
+        yk = data.yk[rows]
+        for i in range(rows.shape[0]):
+            out[bins[i], yk[i]] += wr[i]
+    cnt = np.bincount(bins, minlength=nbins).astype(np.int64)
+    return out, cnt
+
+
+def _naive_q(x, crit):
+    if crit == K.GINI:
+        return x * x
+    return x * math.log(x) if x > 0.0 else 0.0
+
+
+def _naive_side(q, W, crit):
+    return q / W if crit == K.GINI else q - W * math.log(W)
+
+
+def _naive_parent_proxy(T, crit):
+    if crit == K.SQUARED:
+        return T[1] * T[1] / T[0]
+    q = W = 0.0
+    for c in T:
+        W += c
+        q += _naive_q(c, crit)
+    return _naive_side(q, W, crit)
+
+
+def _naive_scan(stat, cnt, miss, T, n, crit, msl, mwl, best):
+    """Candidates of one feature in order (value bins ascending; missing right, then left).
+    Classification keeps q = sum_k term(c_k) per side up to date class by class."""
+    C = T.shape[0]
+    nm = int(cnt[miss])
+    out = None
+    L = np.zeros(C)
+    R = T.copy()
+    qL = 0.0
+    qR = sum(_naive_q(c, crit) for c in T) if crit != K.SQUARED else 0.0
+    WT = float(sum(T)) if crit != K.SQUARED else T[0]
+    WL = 0.0
+    nL = 0
+    for bn in range(miss):
+        if cnt[bn] == 0:
+            continue
+        nL += int(cnt[bn])
+        if crit == K.SQUARED:
+            L[0] += stat[bn, 0]
+            L[1] += stat[bn, 1]
+        else:
+            for c in range(C):
+                s = stat[bn, c]
+                if s != 0.0:
+                    ln = L[c] + s
+                    rn = T[c] - ln
+                    qL += _naive_q(ln, crit) - _naive_q(L[c], crit)
+                    qR += _naive_q(rn, crit) - _naive_q(R[c], crit)
+                    L[c], R[c] = ln, rn
+                    WL += s
+        for miss_left in (False, True):
+            if miss_left and nm == 0:
+                continue
+            nl = nL + nm if miss_left else nL
+            if nl < msl or n - nl < msl:
+                continue
+            if crit == K.SQUARED:
+                wl = L[0] + (stat[miss, 0] if miss_left else 0.0)
+                sl = L[1] + (stat[miss, 1] if miss_left else 0.0)
+                wr, sr = T[0] - wl, T[1] - sl
+                if not (wl >= mwl and wr >= mwl and wl > 0 and wr > 0):
+                    continue
+                g = sl * sl / wl + sr * sr / wr
+            else:
+                ql, qr, wl = qL, qR, WL
+                if miss_left:
+                    for c in range(C):
+                        s = stat[miss, c]
+                        if s != 0.0:
+                            ln = L[c] + s
+                            ql += _naive_q(ln, crit) - _naive_q(L[c], crit)
+                            qr += _naive_q(T[c] - ln, crit) - _naive_q(R[c], crit)
+                    wl = WL + float(sum(stat[miss]))
+                wr = WT - wl
+                if not (wl >= mwl and wr >= mwl and wl > 0 and wr > 0):
+                    continue
+                g = _naive_side(ql, wl, crit) + _naive_side(qr, wr, crit)
+            if g > best:
+                best = g
+                out = (bn, True if miss_left else (nm == 0 and nl >= n - nl))
+    return best, out
+
+
+def grow_tree_naive(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray,
+                    key) -> TreeArrays:
+    """The same tree as :func:`grow_tree`, grown one node at a time with plain numpy."""
+    rows = np.sort(np.asarray(rows, dtype=np.int64))
+    C, crit = data.C, p.criterion
+    b = _Builder(2 * rows.shape[0] + 1, C)
+    segs = {}
+    b.add(0, rows.shape[0], 0, np.uint64(key))
+    segs[0] = rows
+    T0, _ = _naive_stats(data, rows, w)
+    w_root = float(T0[0][0] if crit == K.SQUARED else T0[0].sum())
+    n_feat = data.bins_col.shape[0]
+    msl, mwl = p.min_samples_leaf, p.min_weight_leaf
+
+    def evaluate(i):
+        r = segs[i]
+        T = _naive_stats(data, r, w)[0][0]
+        b.tot[i] = T
+        n = r.shape[0]
+        W = float(T[0] if crit == K.SQUARED else T.sum())
+        if K.node_is_leaf(n, W, K.impurity(T, C, crit), int(b.depth[i]), p.max_depth,
+                          p.min_samples_split, msl, mwl):
+            return None
+        order = K.perm_prefix(b.key[i], n_feat, n_feat)
+        best, bf, bbin, bdl = -np.inf, -1, -1, False
+        visited = 0
+        for f in order:
+            if visited >= p.mtry:
+                break
+            col = data.bins_col[f, r].astype(np.int64)
+            miss = int(data.nv[f])
+            stat, cnt = _naive_stats(data, r, w, col, miss + 1)
+            if np.count_nonzero(cnt) <= 1:
+                continue
+            visited += 1
+            best, hit = _naive_scan(stat, cnt, miss, T, n, crit, msl, mwl, best)
+            if hit is not None:
+                bf, (bbin, bdl) = int(f), hit
+        if bf < 0:
+            return None
+        gain = best - _naive_parent_proxy(T, crit)
+        if crit == K.ENTROPY:
+            gain /= K.LN2
+        if gain / w_root + K.EPSILON < p.min_impurity_decrease:
+            return None
+        return bf, bbin, bdl, gain
+
+    def split(i, s):
+        f, bbin, dl, gain = s
+        r = segs.pop(i)
+        col = data.bins_col[f, r].astype(np.int64)
+        go = (col <= bbin) | (dl & (col == data.nv[f]))
+        b.feature[i], b.sbin[i], b.dl[i], b.gain[i] = f, bbin, dl, gain
+        mid = b.begin[i] + int(go.sum())
+        L, R = b.add_children(np.array([i]), np.array([mid]))
+        segs[int(L[0])] = r[go]
+        segs[int(R[0])] = r[~go]
+        return int(L[0]), int(R[0])
+
+    if p.max_leaf_nodes:
+        heap = []
+        s = evaluate(0)
+        if s is not None:
+            heapq.heappush(heap, (-s[3], 0, s))
+        leaves = 1
+        while heap and leaves < p.max_leaf_nodes:
+            _, i, s = heapq.heappop(heap)
+            for c in split(i, s):
+                sc = evaluate(c)
+                if sc is not None:
+                    heapq.heappush(heap, (-sc[3], c, sc))
+            leaves += 1
+    else:
+        todo = [0]
+        while todo:
+            i = todo.pop()
+            s = evaluate(i)
+            if s is not None:
+                li, ri = split(i, s)
+                todo += [ri, li]
+    return _finish(b, data, crit)

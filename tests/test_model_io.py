@@ -316,7 +316,7 @@ CORRUPTIONS = {
     "version zero": (lambda d, td, i: d.__setitem__("version", 0), r"unknown version"),
     "version string": (lambda d, td, i: d.__setitem__("version", "1"), r"'version' must be"),
     "version bool": (lambda d, td, i: d.__setitem__("version", True), r"'version' must be"),
-    "objective unknown": (lambda d, td, i: d.__setitem__("objective", "rank:ndcg"),
+    "objective unknown": (lambda d, td, i: d.__setitem__("objective", "no:such-objective"),
                           r"unknown objective"),
     "n_outputs vs objective": (lambda d, td, i: d.__setitem__("n_outputs", 2),
                                r"does not fit objective"),

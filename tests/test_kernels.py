@@ -19,13 +19,17 @@ def _binned(n, d, n_bins, seed, dtype=np.uint8):
     return B, np.ascontiguousarray(B.T), offsets, rng
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
-def test_histogram_matches_naive(dtype):
-    B, BC, offsets, rng = _binned(40_000, 7, 300 if dtype == np.uint16 else 256, 0, dtype)
+@pytest.mark.parametrize("dtype,d", [(np.uint8, 7), (np.uint16, 7), (np.uint8, 150)])
+def test_histogram_matches_naive(dtype, d):
+    """d=150 fields of up to 256 bins exceed the cache budget: the feature-blocked path."""
+    B, BC, offsets, rng = _binned(40_000 if d < 100 else 6_000, d,
+                                  300 if dtype == np.uint16 else 256, 0, dtype)
     g = rng.standard_normal(B.shape[0]).astype(np.float32)
     h = rng.random(B.shape[0]).astype(np.float32)
-    rows = np.sort(rng.choice(B.shape[0], 30_000, replace=False)).astype(np.int32)
-    begins, ends = [0, 100, 20_000, 25_000], [100, 20_000, 25_000, 25_000]  # one empty node
+    n = B.shape[0]
+    rows = np.sort(rng.choice(n, n * 3 // 4, replace=False)).astype(np.int32)
+    cut = [0, 100, n // 2, n * 5 // 8, n * 5 // 8]
+    begins, ends = cut[:-1], cut[1:]  # the last node is empty
     fast = CPUBackend(B, BC, offsets).build_histograms(rows, begins, ends, g, h)
     for i, (b, e) in enumerate(zip(begins, ends)):
         ref = histogram_naive(B, offsets[:-1], rows[b:e], g, h, int(offsets[-1]))

@@ -36,29 +36,54 @@ def _make_blocks(begins, ends, block=BLOCK):
     return blk_seg, blk_begin, blk_end, first
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out):
-    nb = blk_begin.shape[0]
+HIST_CACHE_BINS = 16384  # bins per pass: (g, h) float64 pairs of 256 KiB stay in L2
+
+
+@njit(cache=True, nogil=True)
+def _feature_groups(offsets, total_bins):
+    """Split the fields into consecutive groups of at most HIST_CACHE_BINS bins."""
+    d = offsets.shape[0]
+    starts = [0]
+    for j in range(1, d):
+        if offsets[j] - offsets[starts[-1]] > HIST_CACHE_BINS:
+            starts.append(j)
+    starts.append(d)
+    return np.array(starts, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb):
+    """Accumulate rows[p0:p1] into the flat (g, h) histogram ``hb``: row-wise when the
+    histogram fits in cache, otherwise one pass per group of fields (feature-blocked)."""
     d = B.shape[1]
     Bf = B.reshape(-1)
-    for k in prange(nb):
-        hb = out[k]
-        hb[:] = 0.0
-        p1 = blk_end[k]
-        for p in range(blk_begin[k], p1):
+    for gi in range(groups.shape[0] - 1):
+        j0 = groups[gi]
+        j1 = groups[gi + 1]
+        for p in range(p0, p1):
             if p + PREFETCH_AHEAD < p1:
                 q = np.int64(rows[p + PREFETCH_AHEAD])
-                prefetch(Bf, q * d)
-                prefetch(Bf, q * d + d - 1)
+                prefetch(Bf, q * d + j0)
+                prefetch(Bf, q * d + j1 - 1)
                 prefetch(g, q)
                 prefetch(h, q)
             r = rows[p]
             gr = np.float64(g[r])
             hr = np.float64(h[r])
-            for j in range(d):
+            for j in range(j0, j1):
                 idx = 2 * (offsets[j] + B[r, j])
                 hb[idx] += gr
                 hb[idx + 1] += hr
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out):
+    nb = blk_begin.shape[0]
+    groups = _feature_groups(offsets, out.shape[1] // 2)
+    for k in prange(nb):
+        hb = out[k]
+        hb[:] = 0.0
+        hist_rows(B, g, h, rows, blk_begin[k], blk_end[k], offsets, groups, hb)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from ..train.split import RT_EPS, categorical_left_set, find_best_splits_pooled
 from ._intrinsics import cycles, prefetch
-from .cpu import BLOCK, PREFETCH_AHEAD, _hist_blocks, _partition_blocks
+from .cpu import BLOCK, PREFETCH_AHEAD, _feature_groups, _hist_blocks, _partition_blocks, hist_rows
 
 SERIAL_ROWS = BLOCK  # a lone node this small is processed on one thread
 
@@ -62,23 +62,8 @@ def _reduce_into(blocks, seg_first, pool2d, dst):
 
 @njit(cache=True, nogil=True)
 def _hist_serial(B, g, h, rows, b, e, offsets, out):
-    d = B.shape[1]
-    Bf = B.reshape(-1)
     out[:] = 0.0
-    for p in range(b, e):
-        if p + PREFETCH_AHEAD < e:
-            q = np.int64(rows[p + PREFETCH_AHEAD])
-            prefetch(Bf, q * d)
-            prefetch(Bf, q * d + d - 1)
-            prefetch(g, q)
-            prefetch(h, q)
-        r = rows[p]
-        gr = np.float64(g[r])
-        hr = np.float64(h[r])
-        for j in range(d):
-            idx = 2 * (offsets[j] + B[r, j])
-            out[idx] += gr
-            out[idx + 1] += hr
+    hist_rows(B, g, h, rows, b, e, offsets, _feature_groups(offsets, out.shape[0] // 2), out)
 
 
 @njit(cache=True, nogil=True)

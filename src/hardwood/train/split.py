@@ -199,6 +199,32 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
                                    n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr)
 
 
+PARALLEL_SPLIT_BINS = 16384
+
+
+@njit(cache=True, nogil=True)
+def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+              lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL):
+    s = t // d
+    j = t % d
+    if not feat_mask[s, j]:
+        return
+    G = node_G[s]
+    H = node_H[s]
+    parent = score(G, H, lam, alpha)
+    if is_cat[j]:
+        gain, code, dl, GL, HL = _scan_categorical(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
+                                                   lam, alpha, mcw, parent, max_onehot, max_thr)
+    else:
+        gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
+                                               lam, alpha, mcw, parent)
+    f_gain[s, j] = gain
+    f_code[s, j] = code
+    f_dl[s, j] = dl
+    f_GL[s, j] = GL
+    f_HL[s, j] = HL
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
                             is_cat, lam, alpha, mcw, max_onehot, max_thr):
@@ -215,25 +241,15 @@ def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_v
     f_dl = np.zeros((n_nodes, d), dtype=np.bool_)
     f_GL = np.zeros((n_nodes, d))
     f_HL = np.zeros((n_nodes, d))
-    for t in prange(n_nodes * d):
-        s = t // d
-        j = t % d
-        if not feat_mask[s, j]:
-            continue
-        G = node_G[s]
-        H = node_H[s]
-        parent = score(G, H, lam, alpha)
-        if is_cat[j]:
-            gain, code, dl, GL, HL = _scan_categorical(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
-                                                       lam, alpha, mcw, parent, max_onehot, max_thr)
-        else:
-            gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
-                                                   lam, alpha, mcw, parent)
-        f_gain[s, j] = gain
-        f_code[s, j] = code
-        f_dl[s, j] = dl
-        f_GL[s, j] = GL
-        f_HL[s, j] = HL
+    work = n_nodes * offsets[d - 1]  # about the bins to scan
+    if work < PARALLEL_SPLIT_BINS:  # a parallel launch costs more than the scan
+        for t in range(n_nodes * d):
+            _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+                      lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
+    else:
+        for t in prange(n_nodes * d):
+            _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+                      lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
     gain = np.full(n_nodes, -np.inf)
     feature = np.full(n_nodes, -1, dtype=np.int64)
     code = np.zeros(n_nodes, dtype=np.int64)

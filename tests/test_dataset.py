@@ -379,3 +379,32 @@ def test_int_column_names_and_numpy_prediction():
                        num_boost_round=2)
     assert m.feature_names == ["0", "1", "2"]
     np.testing.assert_array_equal(m.predict(df), m.predict(X))
+
+
+def test_chunked_conversion_equals_whole(monkeypatch):
+    """Big DataFrames and sparse matrices are binned in row chunks (no float copy of the whole
+    matrix); the bins must equal those of a one-piece conversion."""
+    pd = pytest.importorskip("pandas")
+    import scipy.sparse as sp
+
+    from hardwood.data import dataset as D
+
+    rng = np.random.default_rng(0)
+    n = 5500
+    df = pd.DataFrame({"a": rng.standard_normal(n), "c": pd.Categorical(rng.choice(list("xyzw"), n)),
+                       "b": rng.standard_normal(n).astype(np.float32)})
+    df.loc[::7, "a"] = np.nan
+    X = sp.random(n, 20, density=0.1, format="csr", random_state=0)
+    y = rng.random(n)
+    for data in (df, X):
+        monkeypatch.setattr(D, "CHUNK_ROWS", 1000)
+        chunked = D.Dataset(data, y)
+        monkeypatch.setattr(D, "CHUNK_ROWS", 10**9)
+        whole = D.Dataset(data, y)
+        np.testing.assert_array_equal(chunked.bins_row, whole.bins_row)
+        np.testing.assert_array_equal(chunked.bins_col, whole.bins_col)
+    monkeypatch.setattr(D, "CHUNK_ROWS", 1000)
+    bad = df.copy()
+    bad.loc[4321, "b"] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        D.Dataset(bad, y)

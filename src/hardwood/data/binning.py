@@ -72,13 +72,21 @@ class BinMapper:
         self.sample_rows = int(sample_rows)
         self.random_state = random_state
 
+    def sample_rows_of(self, n):
+        """The rows (sorted) whose values set the bins of an ``n``-row matrix."""
+        if n <= self.sample_rows:
+            return np.arange(n)
+        rng = np.random.default_rng(self.random_state)
+        return np.sort(rng.choice(n, self.sample_rows, replace=False))
+
     def fit(self, X: np.ndarray, is_categorical: np.ndarray, n_categories: np.ndarray,
-            weight=None):
+            weight=None, presampled=False):
+        """Learn the bins from ``X`` (or from ``sample_rows_of(len(X))`` of its rows;
+        ``presampled=True`` says ``X`` already is that sample)."""
         n, d = X.shape
         ws = weight
-        if n > self.sample_rows:
-            rng = np.random.default_rng(self.random_state)
-            sample = np.sort(rng.choice(n, self.sample_rows, replace=False))
+        if n > self.sample_rows and not presampled:
+            sample = self.sample_rows_of(n)
             Xs = X[sample]
             ws = None if weight is None else weight[sample]
         else:
@@ -133,6 +141,16 @@ class BinMapper:
         _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
                     self.n_value_bins, lo, scale, start, stop, rows, cols)
         return rows, cols
+
+    def transform_into(self, X: np.ndarray, rows: np.ndarray, cols: np.ndarray):
+        """Bin ``X`` into the given row-major (n, d) and column-major (d, n) arrays."""
+        if X.shape[1] != self.n_bins.size:
+            raise ValueError(f"X has {X.shape[1]} features, the bin mapper was fit on {self.n_bins.size}")
+        if not hasattr(self, "_cells"):
+            self._cells = _cell_tables(self.upper_edges, self.is_categorical)
+        lo, scale, start, stop = self._cells
+        _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
+                    self.n_value_bins, lo, scale, start, stop, rows, cols)
 
     def threshold(self, field: int, bin_: int) -> float:
         return float(self.upper_edges[field][bin_])

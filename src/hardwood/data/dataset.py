@@ -7,6 +7,29 @@ from .binning import BinMapper
 from .convert import FeatureInfo, to_float_matrix, to_vector
 
 MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
+CHUNK_ROWS = 65536  # DataFrames and sparse matrices are converted this many rows at a time
+
+
+def _rows(X, idx_or_slice):
+    return X.iloc[idx_or_slice] if hasattr(X, "iloc") else X[idx_or_slice]
+
+
+def _chunkable(X, categorical_features):
+    """Large DataFrames / sparse matrices are converted in row chunks, so that no float copy
+    of the whole matrix is ever made. That needs every categorical column's categories
+    without a full pass: true for pandas 'category' columns only."""
+    if categorical_features is not None or X is None or not hasattr(X, "shape"):
+        return False
+    if len(X.shape) != 2 or X.shape[0] <= 2 * CHUNK_ROWS:
+        return False
+    mod = type(X).__module__
+    if mod.startswith("pandas") and type(X).__name__ == "DataFrame":
+        return True
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover
+        return False
+    return sp.issparse(X)
 
 
 class Dataset:
@@ -42,7 +65,9 @@ class Dataset:
                                  f"as uint8 or uint16), got {max_bin!r}")
         info = reference.info if reference is not None else None
         what = "validation X" if reference is not None else "X"
-        mat, info = to_float_matrix(X, categorical_features=categorical_features, info=info,
+        chunked = _chunkable(X, categorical_features)
+        first = _rows(X, slice(0, CHUNK_ROWS)) if chunked else X
+        mat, info = to_float_matrix(first, categorical_features=categorical_features, info=info,
                                     feature_names=feature_names, what=what)
         if reference is not None and feature_names is not None:
             if [str(n) for n in feature_names] != list(info.names):
@@ -53,7 +78,7 @@ class Dataset:
             raise ValueError(f"categorical feature {info.names[j]!r} has {int(n_cat[j])} "
                              f"categories; at most {MAX_BINS - 1} are supported")
         self.info: FeatureInfo = info
-        self.n_rows, self.n_features = mat.shape
+        self.n_rows, self.n_features = (X.shape[0], mat.shape[1]) if chunked else mat.shape
         self.label = to_vector(y, self.n_rows, "label")
         if weight is not None:
             w = to_vector(weight, self.n_rows, "weight")
@@ -69,10 +94,32 @@ class Dataset:
         if reference is not None:
             self.bin_mapper = reference.bin_mapper
         else:
-            self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state).fit(
-                mat, info.is_categorical, info.n_categories, weight=self.weight)
+            self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state)
+            if chunked:  # the mapper's own row sample, converted alone
+                sample = self.bin_mapper.sample_rows_of(self.n_rows)
+                smat, _ = to_float_matrix(_rows(X, sample), info=info, what=what)
+                sw = None if self.weight is None else self.weight[sample]
+                self.bin_mapper.fit(smat, info.is_categorical, info.n_categories, weight=sw,
+                                    presampled=True)
+                del smat
+            else:
+                self.bin_mapper.fit(mat, info.is_categorical, info.n_categories, weight=self.weight)
         self.max_bin = self.bin_mapper.max_bin
-        self.bins_row, self.bins_col = self.bin_mapper.transform(mat)
+        if not chunked:
+            self.bins_row, self.bins_col = self.bin_mapper.transform(mat)
+        else:
+            bm = self.bin_mapper
+            self.bins_row = np.empty((self.n_rows, self.n_features), dtype=bm.dtype)
+            self.bins_col = np.empty((self.n_features, self.n_rows), dtype=bm.dtype)
+            for a in range(0, self.n_rows, CHUNK_ROWS):
+                b = min(self.n_rows, a + CHUNK_ROWS)
+                if a > 0:
+                    mat, _ = to_float_matrix(_rows(X, slice(a, b)), info=info,
+                                             what=f"{what} (rows {a}..{b - 1})")
+                cols = np.empty((self.n_features, b - a), dtype=bm.dtype)
+                bm.transform_into(mat, self.bins_row[a:b], cols)
+                self.bins_col[:, a:b] = cols
+            del mat
         self.reference = reference
 
     @property

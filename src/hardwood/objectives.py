@@ -211,4 +211,16 @@ def transform_margin(objective_name: str, margin: np.ndarray) -> np.ndarray:
         m = margin - margin.max(axis=1, keepdims=True)
         e = np.exp(m)
         return e / e.sum(axis=1, keepdims=True)
+    # objectives of imported models (XGBoost / LightGBM / scikit-learn names)
+    if objective_name in ("reg:logistic", "multiclassova"):
+        p = 1.0 / (1.0 + np.exp(-margin))
+        return p[:, 0] if margin.shape[1] == 1 else p
+    if objective_name in ("count:poisson", "reg:gamma", "reg:tweedie"):
+        return np.exp(margin[:, 0])
+    if objective_name == "binary:hinge":
+        return (margin[:, 0] > 0).astype(np.float64)
+    if objective_name == "multi:softmax":
+        return np.argmax(margin, axis=1).astype(np.float64)
+    if objective_name == "cross_entropy_lambda":
+        return np.log1p(np.exp(margin[:, 0]))
     return margin[:, 0] if margin.shape[1] == 1 else margin

@@ -34,6 +34,7 @@ class Model:
         self.evals_result = evals_result or {}
         self.training_profile = training_profile or {}
         self._packed = None
+        self._compiled = {}
 
     # -- basic facts ----------------------------------------------------------------
     @property
@@ -62,6 +63,7 @@ class Model:
     def __getstate__(self):
         state = dict(self.__dict__)
         state["_packed"] = None
+        state["_compiled"] = {}
         return state
 
     def __setstate__(self, state):
@@ -95,14 +97,26 @@ class Model:
         mat, _ = to_float_matrix(X, info=self.info, what="X")
         return mat
 
-    def predict(self, X, output="value", iteration_range=None):
+    def predict(self, X, output="value", iteration_range=None, runtime=None):
         """Predict for the rows of ``X``.
 
         output : 'value' (probabilities for classification, the prediction for regression),
                  'raw' (margins) or 'leaf' (leaf index of each tree, shape (n, n_trees)).
+        runtime : None (the reference walk), or a runtime of ``hardwood.compile`` ('auto',
+                  'struct+', 'vpred', ...). The compiled layout is kept on the model, so only
+                  the first call pays for it; every runtime gives the same output up to float
+                  rounding.
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+        if runtime is not None:
+            key = (runtime, None if iteration_range is None else tuple(iteration_range))
+            compiled = self.__dict__.setdefault("_compiled", {}).get(key)
+            if compiled is None:
+                from ..predict.dispatch import compile as _compile
+                compiled = _compile(self, runtime, iteration_range=iteration_range)
+                self._compiled[key] = compiled
+            return compiled.predict(X, output=output)
         mat = self.prepare(X)
         t0, t1 = self._tree_range(iteration_range)
         forest = self.packed()

@@ -1,0 +1,385 @@
+"""``hardwood.compile(model, runtime=...)``: a model laid out for one prediction runtime.
+
+Runtimes (Asadi, Lin, de Vries, *Runtime Optimizations for Prediction with Tree-Based Models*):
+
+=========  ==================================================================================
+naive      the reference walk (``predict.naive``)
+struct     array of 24-byte node structs in the model's node order, walked with branches
+struct+    16-byte node structs, breadth-first per tree, siblings adjacent, all contiguous
+pred       trees padded to full depth, branch-free index update, walk unrolled per depth
+vpred      ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and depth)
+codegen    generated if-else code compiled by Numba (cached on disk; ``compile_seconds``)
+cuda       a numba-cuda kernel, one thread per row (needs a GPU or the CUDA simulator)
+auto       picks one of the above from tree count, depth, feature count and batch size
+=========  ==================================================================================
+
+Every runtime gives the naive walk's output up to float rounding (they all add the same leaf
+values in the same tree order, so in practice the sums are identical). ``predict`` checks only
+the input: the model was checked when it was built, loaded or imported, and its layout is
+fixed at compile time. For a C-contiguous float32/float64 matrix of a model without
+categorical features, the only allocation is the output (pass ``out=`` to avoid even that).
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+from numba import njit
+
+from . import pred as _pred
+from . import struct as _struct
+from .naive import predict_leaf_kernel, predict_raw_kernel
+
+RUNTIMES = ("naive", "struct", "struct+", "pred", "vpred", "codegen", "cuda", "auto")
+OUTPUTS = ("value", "raw", "leaf")
+SERIAL_ROWS = 256  # below this many rows the kernels run on one thread (no thread start-up)
+
+# vpred's v by (feature count, padded depth), from benchmarks/predict_synthetic.py
+# (see benchmarks/README.md, "Prediction"): rows of feature-count buckets, columns of depth.
+V_TABLE_FEATURES = (64, 256)  # <= 64, <= 256, more
+V_TABLE = {0: {3: 8, 5: 16, 7: 16, 9: 16, 11: 16},
+           1: {3: 8, 5: 8, 7: 8, 9: 8, 11: 8},
+           2: {3: 8, 5: 8, 7: 8, 9: 8, 11: 8}}
+
+
+def tuned_v(n_features, depth):
+    b = 0 if n_features <= V_TABLE_FEATURES[0] else (1 if n_features <= V_TABLE_FEATURES[1] else 2)
+    row = V_TABLE[b]
+    key = min(row, key=lambda d: (abs(d - depth), d))
+    return row[key]
+
+
+# -- output transforms, in place ----------------------------------------------------------------
+_TRANSFORM = {"binary:logistic": 1, "reg:logistic": 1, "multiclassova": 1, "multi:softprob": 2,
+              "count:poisson": 3, "reg:gamma": 3, "reg:tweedie": 3, "binary:hinge": 4,
+              "multi:softmax": 5, "cross_entropy_lambda": 6}
+
+
+@njit(cache=True, nogil=True)
+def _transform_inplace(code, m):
+    n, K = m.shape
+    for i in range(n):
+        if code == 1:
+            for k in range(K):
+                m[i, k] = 1.0 / (1.0 + np.exp(-m[i, k]))
+        elif code == 2:
+            mx = m[i, 0]
+            for k in range(1, K):
+                mx = max(mx, m[i, k])
+            s = 0.0
+            for k in range(K):
+                m[i, k] = np.exp(m[i, k] - mx)
+                s += m[i, k]
+            for k in range(K):
+                m[i, k] = m[i, k] / s
+        elif code == 3:
+            m[i, 0] = np.exp(m[i, 0])
+        elif code == 4:
+            m[i, 0] = 1.0 if m[i, 0] > 0 else 0.0
+        elif code == 5:
+            best = 0
+            for k in range(1, K):
+                if m[i, k] > m[i, best]:
+                    best = k
+            m[i, 0] = best
+        elif code == 6:
+            m[i, 0] = np.log1p(np.exp(m[i, 0]))
+
+
+def _single_output(objective, K):
+    return K == 1 or objective == "multi:softmax"
+
+
+# -- the compiled model -------------------------------------------------------------------------
+class CompiledModel:
+    """A model laid out for one runtime. ``predict(X, output='value'|'raw'|'leaf', out=None)``."""
+
+    runtime = "?"
+    compile_seconds = 0.0
+
+    def __init__(self, model, iteration_range=None, tree_range=None):
+        t0 = time.perf_counter()
+        self.model = model
+        self.t0, self.t1 = tree_range if tree_range else model._tree_range(iteration_range)
+        self.n_features = model.n_features
+        self.n_outputs = max(int(model.n_outputs), 1)
+        self.objective = model.objective
+        self.base = np.ascontiguousarray(model.base_score, dtype=np.float64)
+        self.has_cat_features = bool(np.any(model.info.is_categorical))
+        self.ncat = np.ascontiguousarray(model.info.n_categories, dtype=np.int64)
+        self._no_out = np.zeros((0, self.n_outputs), np.float64)
+        self._no_lout = np.zeros((0, 0), np.int32)
+        self._code = _TRANSFORM.get(self.objective, 0)
+        self._build()
+        self.build_seconds = time.perf_counter() - t0
+        self._warm()
+        self.compile_seconds = time.perf_counter() - t0
+
+    def __repr__(self):
+        return (f"<hardwood compiled model runtime={self.runtime!r} trees={self.t1 - self.t0} "
+                f"compile_seconds={self.compile_seconds:.3f}>")
+
+    # subclasses: _build(), _raw(X, out) (adds leaf values to out), _leaf(X, lout)
+    def _build(self):
+        pass
+
+    def _warm(self):
+        # the kernels for the input dtype prepare() gives (float64 codes for categorical
+        # features), on the one-row, serial and parallel paths
+        dt = np.float64 if self.has_cat_features else np.float32
+        for n in (1, 8, SERIAL_ROWS + 1):
+            self._raw(np.zeros((n, self.n_features), dt), np.zeros((n, self.n_outputs)))
+
+    def _matrix(self, X):
+        if (type(X) is np.ndarray and X.ndim == 2 and not self.has_cat_features
+                and (X.dtype == np.float32 or X.dtype == np.float64)
+                and X.flags.c_contiguous and X.shape[0] > 0):
+            if X.shape[1] != self.n_features:
+                raise ValueError(f"X has {X.shape[1]} features, but the model has "
+                                 f"{self.n_features}")
+            return X
+        return self.model.prepare(X)
+
+    def predict(self, X, output="value", out=None):
+        if output not in OUTPUTS:
+            raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+        mat = self._matrix(X)
+        n = mat.shape[0]
+        if output == "leaf":
+            shape = (n, self.t1 - self.t0)
+            if out is None:
+                out = np.empty(shape, dtype=np.int32)
+            elif out.shape != shape or out.dtype != np.int32 or not out.flags.c_contiguous:
+                raise ValueError(f"out must be a C-contiguous int32 array of shape {shape}")
+            self._leaf(mat, out)
+            return out
+        K = self.n_outputs
+        if out is None:
+            out = np.empty((n, K), dtype=np.float64)
+        elif out.shape != (n, K) or out.dtype != np.float64 or not out.flags.c_contiguous:
+            raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, K)}")
+        out[:] = self.base
+        self._raw(mat, out)
+        if output == "value" and self._code:
+            _transform_inplace(self._code, out)
+        if K == 1 or (output == "value" and self._code == 5):
+            return out[:, 0]
+        return out
+
+
+class NaiveRuntime(CompiledModel):
+    runtime = "naive"
+
+    def _build(self):
+        self.f = self.model.packed()
+
+    def _raw(self, X, out):
+        f = self.f
+        predict_raw_kernel(X, self.t0, self.t1, f.feature, f.threshold, f.left, f.right,
+                           f.default_left, f.is_categorical, f.cat_offset, f.value, f.bitsets,
+                           f.roots, f.tree_group, f.n_categories, out)
+
+    def _leaf(self, X, lout):
+        f = self.f
+        predict_leaf_kernel(X, self.t0, self.t1, f.feature, f.threshold, f.left, f.right,
+                            f.default_left, f.is_categorical, f.cat_offset, f.bitsets, f.roots,
+                            f.n_categories, lout)
+
+
+class StructRuntime(CompiledModel):
+    runtime = "struct"
+    bfs = False
+
+    def _build(self):
+        trees = self.model.trees
+        self.nodes, self.catoff, self.bits, self.roots = _struct.build(trees, self.t0, self.t1,
+                                                                       self.bfs)
+        self.groups = np.ascontiguousarray(self.model.tree_group[self.t0:self.t1], np.int64)
+
+    def _go(self, X, out, lout, want_leaf):
+        if self.bfs:
+            fn = _struct.run_serial_plus if X.shape[0] < SERIAL_ROWS else _struct.run_parallel_plus
+        else:
+            fn = _struct.run_serial if X.shape[0] < SERIAL_ROWS else _struct.run_parallel
+        fn(X, self.nodes, self.catoff, self.bits, self.ncat, self.roots, self.groups,
+           out, lout, want_leaf)
+
+    def _raw(self, X, out):
+        self._go(X, out, self._no_lout, False)
+
+    def _leaf(self, X, lout):
+        self._go(X, self._no_out, lout, True)
+
+
+class StructPlusRuntime(StructRuntime):
+    runtime = "struct+"
+    bfs = True
+
+
+class PredRuntime(CompiledModel):
+    """``pred`` (v = 1) and ``vpred`` (v > 1)."""
+
+    runtime = "pred"
+
+    def __init__(self, model, iteration_range=None, tree_range=None, v=1):
+        self.v = int(v)
+        if self.v not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"v must be one of 1, 2, 4, 8, 16, 32, got {v!r}")
+        super().__init__(model, iteration_range, tree_range)
+
+    def _build(self):
+        trees = self.model.trees[self.t0:self.t1]
+        reason = _pred.unsupported_reason(trees)
+        if reason:
+            raise ValueError(f"runtime {self.runtime!r} cannot run this model: {reason}")
+        layout = _pred.PredLayout(self.model.trees, self.model.tree_group, self.t0, self.t1,
+                                  pad=self._pad)
+        self.layout = layout
+        self.cat = layout.has_cat
+        self.passes = []
+        for g in layout.groups:
+            v = self.v if self.v else tuned_v(self.n_features, g["D"])
+            g["v"] = v
+            self.passes.append((_pred.kernels(g["D"], v, self.cat), g))
+        self.const = layout.const_trees
+
+    _pad = "auto"
+
+    def _go(self, X, out, lout, want_leaf):
+        n = X.shape[0]
+        bits = self.layout.bitsets
+        thr_key = "thr32" if X.dtype == np.float32 else "thr64"
+        for mod, g in self.passes:
+            args = (g["feat"], g[thr_key], g["flags"], g["catoff"], bits, self.ncat, g["info"],
+                    g["leafval"], g["leafid"], out, lout, want_leaf)
+            if n < 4:
+                mod.one_row(X, 0, n, *args)
+            elif n < SERIAL_ROWS:
+                mod.run_serial(X, *args)
+            else:
+                mod.run_parallel(X, *args)
+        for grp, col, val in self.const:
+            if want_leaf:
+                lout[:, col] = 0
+            else:
+                out[:, grp] += val
+
+    def _raw(self, X, out):
+        self._go(X, out, self._no_lout, False)
+
+    def _leaf(self, X, lout):
+        self._go(X, self._no_out, lout, True)
+
+
+class VPredRuntime(PredRuntime):
+    runtime = "vpred"
+
+    def __init__(self, model, iteration_range=None, tree_range=None, v=None):
+        self.v = 0 if v is None else int(v)
+        if self.v not in (0, 1, 2, 4, 8, 16, 32):
+            raise ValueError(f"v must be None (tuned) or one of 1, 2, 4, 8, 16, 32, got {v!r}")
+        CompiledModel.__init__(self, model, iteration_range, tree_range)
+
+
+class CodegenRuntime(CompiledModel):
+    runtime = "codegen"
+
+    def _build(self):
+        from . import codegen
+        trees = self.model.trees[self.t0:self.t1]
+        reason = codegen.unsupported_reason(trees)
+        if reason:
+            raise ValueError(f"runtime 'codegen' cannot run this model: {reason}")
+        self.mod = codegen.build_module(self.model.trees, self.model.tree_group, self.t0, self.t1)
+        bits = [t.cat_bitsets for t in trees]
+        self.bits = np.concatenate(bits).astype(np.uint32) if sum(b.size for b in bits) else \
+            np.zeros(1, np.uint32)
+        self._leafrt = None
+
+    def _raw(self, X, out):
+        fn = self.mod.run_serial if X.shape[0] < SERIAL_ROWS else self.mod.run_parallel
+        fn(X, self.bits, self.ncat, out)
+
+    def _leaf(self, X, lout):
+        if self._leafrt is None:
+            self._leafrt = StructPlusRuntime(self.model, tree_range=(self.t0, self.t1))
+        self._leafrt._leaf(X, lout)
+
+
+class AutoRuntime(CompiledModel):
+    """Picks per call: see :func:`choose`. Candidates are compiled on first use."""
+
+    runtime = "auto"
+
+    def _build(self):
+        self._rt = {}
+        trees = self.model.trees[self.t0:self.t1]
+        self.pred_reason = _pred.unsupported_reason(trees)
+        depths = [t.depth() for t in trees]
+        self.mean_depth = float(np.mean(depths)) if depths else 0.0
+
+    def choose(self, n_rows):
+        return choose(self.t1 - self.t0, self.mean_depth, self.n_features, n_rows,
+                      self.pred_reason)
+
+    def _get(self, n_rows):
+        name = self.choose(n_rows)
+        rt = self._rt.get(name)
+        if rt is None:
+            rt = self._rt[name] = _make(self.model, name, None, None, (self.t0, self.t1))
+        return rt
+
+    def _raw(self, X, out):
+        self._get(X.shape[0])._raw(X, out)
+
+    def _leaf(self, X, lout):
+        self._get(X.shape[0])._leaf(X, lout)
+
+
+def choose(n_trees, mean_depth, n_features, n_rows, pred_reason=None):
+    """The rule behind ``runtime='auto'`` (measurements: benchmarks/README.md, "Prediction").
+
+    vpred wins on throughput whenever trees can be padded (balanced or nearly balanced, depth
+    ≤ 16); on one row its tree-interleaved path is also the fastest. Deep, unbalanced trees
+    (LightGBM with many leaves) fall back to struct+.
+    """
+    if pred_reason is not None:
+        return "struct+"
+    return "vpred"
+
+
+def _make(model, runtime, iteration_range, v, tree_range=None):
+    kw = {"iteration_range": iteration_range, "tree_range": tree_range}
+    if runtime == "naive":
+        return NaiveRuntime(model, **kw)
+    if runtime == "struct":
+        return StructRuntime(model, **kw)
+    if runtime == "struct+":
+        return StructPlusRuntime(model, **kw)
+    if runtime == "pred":
+        return PredRuntime(model, v=1, **kw)
+    if runtime == "vpred":
+        return VPredRuntime(model, v=v, **kw)
+    if runtime == "codegen":
+        return CodegenRuntime(model, **kw)
+    if runtime == "cuda":
+        from .cuda import CudaRuntime
+        return CudaRuntime(model, **kw)
+    if runtime == "auto":
+        return AutoRuntime(model, **kw)
+    raise ValueError(f"runtime must be one of {RUNTIMES}, got {runtime!r}")
+
+
+def compile(model, runtime="auto", *, v=None, iteration_range=None):
+    """Lay ``model`` out for ``runtime`` and compile its kernels; returns an object with
+    ``predict(X, output='value'|'raw'|'leaf', out=None)``, ``runtime`` and
+    ``compile_seconds``. ``v``: vpred's interleave width (None: tuned)."""
+    from ..model.model import Model
+    if not isinstance(model, Model):
+        raise TypeError(f"compile needs a hardwood.Model, got {type(model).__name__}; "
+                        "use hardwood.import_model for XGBoost/LightGBM/scikit-learn models")
+    if v is not None and runtime != "vpred":
+        raise ValueError("v applies to runtime='vpred' only")
+    if not model.trees:
+        raise ValueError("the model has no trees")
+    return _make(model, runtime, iteration_range, v)

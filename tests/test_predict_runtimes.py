@@ -1,0 +1,255 @@
+"""Prediction runtimes (hardwood.compile): every runtime equals the naive walk.
+
+Models: trained by hardwood (numeric with NaN, multiclass, categorical), and random trees built
+directly from arrays (balanced and unbalanced, NaN default directions both ways)."""
+import os
+import subprocess
+import sys
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hardwood
+from hardwood.model.model import Model
+from hardwood.model.tree import Tree
+from hardwood.data.convert import FeatureInfo
+from hardwood.predict import dispatch
+
+RUNTIMES = ["naive", "struct", "struct+", "pred", "vpred", "codegen", "auto"]
+
+
+def _numeric(objective="reg:squarederror", rounds=6, depth=3, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(400, 5)).astype(np.float32)
+    X[rng.random(X.shape) < 0.15] = np.nan
+    z = np.nan_to_num(X[:, 0]) + 0.5 * np.nan_to_num(X[:, 1]) - np.isnan(X[:, 2])
+    if objective == "binary:logistic":
+        y = (z > 0).astype(float)
+    elif objective == "multi:softprob":
+        y = np.digitize(z, [-0.5, 0.5]).astype(float)
+    else:
+        y = z + rng.normal(scale=0.1, size=400)
+    p = {"objective": objective, "max_depth": depth}
+    if objective == "multi:softprob":
+        p["num_class"] = 3
+    return hardwood.train(p, hardwood.Dataset(X, y), num_boost_round=rounds), X
+
+
+def _categorical():
+    rng = np.random.default_rng(3)
+    n = 400
+    df = pd.DataFrame({"x": rng.normal(size=n),
+                       "c": pd.Categorical(rng.choice([f"k{i}" for i in range(40)], n))})
+    df.loc[::9, "c"] = np.nan
+    df.loc[::13, "x"] = np.nan
+    y = df["c"].cat.codes.to_numpy() % 3 + np.nan_to_num(df["x"].to_numpy())
+    m = hardwood.train({"objective": "reg:squarederror", "max_depth": 3, "max_cat_to_onehot": 2},
+                       hardwood.Dataset(df, y), num_boost_round=5)
+    assert any(t.is_categorical.any() for t in m.trees)
+    return m, df
+
+
+def _random_tree(rng, n_features, depth, balanced):
+    feature, threshold, left, right, dl, value = [], [], [], [], [], []
+
+    def new():
+        for a in (feature, threshold, left, right, dl, value):
+            a.append(0)
+        return len(feature) - 1
+
+    root = new()
+    frontier = [(root, 0)]
+    while frontier:  # breadth-first: children get larger ids than their parents
+        i, d = frontier.pop(0)
+        if d == depth or (not balanced and d > 0 and rng.random() < 0.3):
+            feature[i], left[i], right[i] = -1, -1, -1
+            value[i] = float(rng.normal())
+            continue
+        feature[i] = int(rng.integers(n_features))
+        threshold[i] = float(rng.normal())
+        dl[i] = bool(rng.random() < 0.5)
+        left[i], right[i] = new(), new()
+        frontier += [(left[i], d + 1), (right[i], d + 1)]
+    n = len(feature)
+    return Tree.from_arrays(feature=feature, threshold=threshold, left=left, right=right,
+                            default_left=dl, is_categorical=np.zeros(n, bool),
+                            cat_offset=np.full(n, -1), value=value, gain=np.zeros(n),
+                            cover=np.zeros(n), count=np.zeros(n))
+
+
+def _random_model(seed, n_trees=12, n_features=7, depth=5, balanced=False):
+    rng = np.random.default_rng(seed)
+    trees = [_random_tree(rng, n_features, int(rng.integers(0, depth + 1)) if not balanced
+                          else depth, balanced) for _ in range(n_trees)]
+    info = FeatureInfo(names=[f"f{j}" for j in range(n_features)],
+                       is_categorical=np.zeros(n_features, bool), categories=[None] * n_features)
+    m = Model(trees, np.zeros(n_trees, np.int32), [0.25], "reg:squarederror", 1, info)
+    X = rng.normal(size=(300, n_features))
+    X[rng.random(X.shape) < 0.2] = np.nan
+    return m, X
+
+
+@pytest.fixture(scope="module")
+def models():
+    return {"reg": _numeric(), "binary": _numeric("binary:logistic"),
+            "multi": _numeric("multi:softprob", rounds=3), "cat": _categorical(),
+            "random": _random_model(1), "balanced": _random_model(2, balanced=True)}
+
+
+def _check(compiled, m, X):
+    for output in ("raw", "value", "leaf"):
+        for sub in (X, X[:1], X[:5]):
+            got = compiled.predict(sub, output=output)
+            ref = m.predict(sub, output=output)
+            if output == "leaf":
+                np.testing.assert_array_equal(got, ref)
+            else:
+                np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+                assert got.shape == ref.shape
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+@pytest.mark.parametrize("name", ["reg", "binary", "multi", "cat", "random", "balanced"])
+def test_runtime_equals_naive(models, runtime, name):
+    m, X = models[name]
+    c = hardwood.compile(m, runtime)
+    assert c.compile_seconds >= 0
+    _check(c, m, X)
+    if isinstance(X, np.ndarray):  # the other float width
+        other = X.astype(np.float64 if X.dtype == np.float32 else np.float32)
+        _check(c, m, other)
+
+
+@pytest.mark.parametrize("v", [1, 2, 4, 16])
+def test_vpred_every_v(models, v):
+    m, X = models["random"]
+    _check(hardwood.compile(m, "vpred", v=v), m, X)
+
+
+def test_thresholds_at_float32_boundaries():
+    """Row values equal to, and one ulp around, each threshold (float32 and float64)."""
+    m, _ = _random_model(5, n_trees=4, n_features=3, depth=3, balanced=True)
+    thr = np.concatenate([t.threshold[t.feature >= 0] for t in m.trees])
+    vals = np.concatenate([thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf),
+                           thr.astype(np.float32).astype(np.float64)])
+    X = np.tile(vals[:, None], (1, 3))
+    for rt in ("struct+", "pred", "vpred", "codegen"):
+        c = hardwood.compile(m, rt)
+        for x in (X, X.astype(np.float32)):
+            np.testing.assert_array_equal(c.predict(x, output="leaf"), m.predict(x, output="leaf"))
+
+
+def test_model_predict_runtime_argument(models):
+    m, X = models["multi"]
+    for rt in ("auto", "vpred", "struct+"):
+        np.testing.assert_allclose(m.predict(X, runtime=rt), m.predict(X), rtol=1e-12)
+    np.testing.assert_allclose(m.predict(X, runtime="auto", iteration_range=(0, 2)),
+                               m.predict(X, iteration_range=(0, 2)), rtol=1e-12)
+
+
+def test_feature_count_mismatch_is_an_error(models):
+    m, X = models["reg"]
+    for rt in ("struct+", "vpred", "auto"):
+        c = hardwood.compile(m, rt)
+        with pytest.raises(ValueError, match="features"):
+            c.predict(X[:, :4])
+        with pytest.raises(ValueError, match="features"):
+            c.predict(np.zeros((1, 9), np.float32))
+
+
+def test_bad_arguments(models):
+    m, X = models["reg"]
+    with pytest.raises(ValueError, match="runtime"):
+        hardwood.compile(m, "fastest")
+    with pytest.raises(ValueError, match="v must be"):
+        hardwood.compile(m, "vpred", v=3)
+    with pytest.raises(ValueError, match="output"):
+        hardwood.compile(m, "struct+").predict(X, output="proba")
+    with pytest.raises(TypeError):
+        hardwood.compile("not a model")
+
+
+def test_deep_unbalanced_tree_pred_refused_auto_falls_back():
+    rng = np.random.default_rng(0)
+    n = 41  # a chain of depth 20
+    feature = np.array([0] * 20 + [-1] * 21)
+    left = np.array([-1] * n)
+    right = np.array([-1] * n)
+    for i in range(20):
+        left[i] = 20 + i + 1 if i < 19 else 39
+        right[i] = i + 1 if i < 19 else 40
+    # renumber breadth-first is not needed: every child id is larger than its parent's
+    tree = Tree.from_arrays(feature=feature, threshold=rng.normal(size=n), left=left,
+                            right=right, default_left=np.zeros(n, bool),
+                            is_categorical=np.zeros(n, bool), cat_offset=np.full(n, -1),
+                            value=rng.normal(size=n), gain=np.zeros(n), cover=np.zeros(n),
+                            count=np.zeros(n))
+    info = FeatureInfo(names=["a"], is_categorical=np.zeros(1, bool), categories=[None])
+    m = Model([tree], [0], [0.0], "reg:squarederror", 1, info)
+    with pytest.raises(ValueError, match="depth 20"):
+        hardwood.compile(m, "pred")
+    auto = hardwood.compile(m, "auto")
+    assert auto.choose(1000) == "struct+"
+    X = rng.normal(size=(50, 1))
+    np.testing.assert_allclose(auto.predict(X), m.predict(X), rtol=1e-12)
+
+
+def test_single_row_allocates_only_the_output_and_never_revalidates(models, monkeypatch):
+    m, X = models["reg"]
+    row = np.ascontiguousarray(X[:1])
+    c = hardwood.compile(m, "auto")
+    ref = m.predict(row)
+    c.predict(row)
+    import hardwood.model.io as io
+
+    def boom(*a, **k):
+        raise AssertionError("the model was validated again")
+
+    monkeypatch.setattr(io, "validate_tree", boom)
+    monkeypatch.setattr(m, "prepare", boom)
+    monkeypatch.setattr(m, "packed", boom)
+    out = np.empty((1, 1))
+    tracemalloc.start()
+    for _ in range(20):
+        c.predict(row)
+        c.predict(row, out=out)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    # the output (8 bytes + the array header) and a view of it; nothing in proportion to the model
+    assert peak < 2000, peak
+    np.testing.assert_allclose(c.predict(row, out=out), ref, rtol=1e-12)
+
+
+def test_auto_rule_documented():
+    assert dispatch.choose(500, 6, 28, 1) in dispatch.RUNTIMES
+    assert dispatch.choose(500, 6, 28, 10**6, "too deep") == "struct+"
+    assert dispatch.tuned_v(28, 6) in (1, 2, 4, 8, 16, 32)
+
+
+_CUDA_SCRIPT = r"""
+import numpy as np, hardwood
+from hardwood.model.model import Model
+rng = np.random.default_rng(0)
+X = rng.normal(size=(200, 4)).astype(np.float32)
+X[rng.random(X.shape) < 0.2] = np.nan
+y = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1])
+m = hardwood.train({"max_depth": 3}, hardwood.Dataset(X, y), num_boost_round=3)
+c = hardwood.compile(m, "cuda")
+for out in ("raw", "value", "leaf"):
+    got, ref = c.predict(X[:20], output=out), m.predict(X[:20], output=out)
+    assert np.allclose(got, ref, rtol=1e-12, atol=1e-12), (out, got, ref)
+print("CUDA-OK")
+"""
+
+
+def test_cuda_runtime_under_simulator():
+    try:
+        import numba.cuda  # noqa: F401
+    except Exception:  # pragma: no cover
+        pytest.skip("numba-cuda is not installed")
+    env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
+    r = subprocess.run([sys.executable, "-c", _CUDA_SCRIPT], env=env, capture_output=True,
+                       text=True, timeout=300)
+    assert "CUDA-OK" in r.stdout, r.stdout + r.stderr

@@ -145,3 +145,32 @@ def test_training_with_naive_twins_gives_the_same_model(policy):
         np.testing.assert_array_equal(a.feature, b.feature)
         np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(fast.predict(X), slow.predict(X), rtol=1e-9)
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_pooled_histograms_with_lanes_match_naive(lanes):
+    from hardwood.backends.cpu_grower import _build_hists
+
+    B, BC, offsets, rng = _binned(50_000, 6, 40, 6)
+    B[rng.random(B.shape[0]) < 0.4, 2] = 0  # a dominant bin, the case lanes exist for
+    g = rng.standard_normal(B.shape[0]).astype(np.float32)
+    h = rng.random(B.shape[0]).astype(np.float32)
+    rows = np.arange(B.shape[0], dtype=np.int32)
+    tb = int(offsets[-1])
+    pool = np.full((3, 2 * tb), np.nan)
+    begins, ends = np.array([0, 30_000]), np.array([30_000, 50_000])
+    _build_hists(B, g, h, rows, begins, ends, offsets[:-1], pool, np.array([2, 0]), lanes)
+    for s, slot in enumerate([2, 0]):
+        ref = histogram_naive(B, offsets[:-1], rows[begins[s]:ends[s]], g, h, tb)
+        np.testing.assert_allclose(pool[slot].reshape(tb, 2), ref, rtol=1e-10, atol=1e-9)
+
+
+def test_lanes_are_chosen_for_dominant_bins():
+    from hardwood.backends.cpu import choose_lanes
+
+    rng = np.random.default_rng(7)
+    uniform = rng.integers(0, 255, size=(10_000, 4)).astype(np.uint8)
+    assert choose_lanes(uniform) == 1
+    skewed = uniform.copy()
+    skewed[: 3_000, 1] = 7
+    assert choose_lanes(skewed) == 2

@@ -52,11 +52,17 @@ def _feature_groups(offsets, total_bins):
 
 
 @njit(cache=True, nogil=True)
-def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb):
+def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb, lanes=1):
     """Accumulate rows[p0:p1] into the flat (g, h) histogram ``hb``: row-wise when the
-    histogram fits in cache, otherwise one pass per group of fields (feature-blocked)."""
+    histogram fits in cache, otherwise one pass per group of fields (feature-blocked).
+
+    With ``lanes=2`` ``hb`` holds two copies and consecutive rows alternate between them:
+    when one bin takes a large share of the rows (a dominant category) back-to-back
+    updates of the same slot would otherwise wait on each other. The caller sums the lanes.
+    """
     d = B.shape[1]
     Bf = B.reshape(-1)
+    lane_width = hb.shape[0] // lanes
     for gi in range(groups.shape[0] - 1):
         j0 = groups[gi]
         j1 = groups[gi + 1]
@@ -70,20 +76,36 @@ def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb):
             r = rows[p]
             gr = np.float64(g[r])
             hr = np.float64(h[r])
+            base = (p & (lanes - 1)) * lane_width
             for j in range(j0, j1):
-                idx = 2 * (offsets[j] + B[r, j])
+                idx = base + 2 * (offsets[j] + B[r, j])
                 hb[idx] += gr
                 hb[idx + 1] += hr
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out):
+def _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out, lanes=1):
+    """Block k's rows into out[k] (``lanes`` copies of a flat histogram each)."""
     nb = blk_begin.shape[0]
-    groups = _feature_groups(offsets, out.shape[1] // 2)
+    groups = _feature_groups(offsets, out.shape[1] // (2 * lanes))
     for k in prange(nb):
         hb = out[k]
         hb[:] = 0.0
-        hist_rows(B, g, h, rows, blk_begin[k], blk_end[k], offsets, groups, hb)
+        hist_rows(B, g, h, rows, blk_begin[k], blk_end[k], offsets, groups, hb, lanes)
+
+
+def choose_lanes(bins_row, sample=20_000, share=0.05):
+    """2 when some bin holds more than ``share`` of a sample of rows (see ``hist_rows``)."""
+    n, d = bins_row.shape
+    if n == 0:
+        return 1
+    step = max(1, n // sample)
+    s = bins_row[::step]
+    for j in range(d):
+        counts = np.bincount(s[:, j])
+        if counts.max() > share * s.shape[0] and counts.size > 2:
+            return 2
+    return 1
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -182,6 +204,7 @@ class CPUBackend(Backend):
         self.total_bins = int(offsets[-1])
         self._tmp = np.empty(bins_row.shape[0], dtype=np.int32)
         self._flags = np.empty(bins_row.shape[0], dtype=np.uint8)
+        self.lanes = choose_lanes(bins_row)
 
     # ① ------------------------------------------------------------------------------
     def build_histograms(self, rows, begins, ends, g, h):

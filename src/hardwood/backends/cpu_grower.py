@@ -44,9 +44,9 @@ def _make_blocks(begins, ends, block):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _reduce_into(blocks, seg_first, pool2d, dst):
+def _reduce_into(blocks, seg_first, pool2d, dst, lanes):
     n_seg = seg_first.shape[0] - 1
-    width = blocks.shape[1]
+    width = pool2d.shape[1]
     n_chunks = (width + 1023) // 1024
     for t in prange(n_seg * n_chunks):
         s = t // n_chunks
@@ -56,7 +56,8 @@ def _reduce_into(blocks, seg_first, pool2d, dst):
         for c in range(c0, c1):
             acc = 0.0
             for k in range(seg_first[s], seg_first[s + 1]):
-                acc += blocks[k, c]
+                for lane in range(lanes):
+                    acc += blocks[k, lane * width + c]
             row[c] = acc
 
 
@@ -67,16 +68,16 @@ def _hist_serial(B, g, h, rows, b, e, offsets, out):
 
 
 @njit(cache=True, nogil=True)
-def _build_hists(B, g, h, rows, begins, ends, offsets, pool2d, dst):
+def _build_hists(B, g, h, rows, begins, ends, offsets, pool2d, dst, lanes):
     """Histograms of the segments into pool rows ``dst``."""
     n_seg = begins.shape[0]
     if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
         _hist_serial(B, g, h, rows, begins[0], ends[0], offsets, pool2d[dst[0]])
         return
     blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, BLOCK)
-    blocks = np.empty((blk_begin.shape[0], pool2d.shape[1]))
-    _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks)
-    _reduce_into(blocks, first, pool2d, dst)
+    blocks = np.empty((blk_begin.shape[0], lanes * pool2d.shape[1]))
+    _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, lanes)
+    _reduce_into(blocks, first, pool2d, dst, lanes)
 
 
 @njit(cache=True, nogil=True)
@@ -146,7 +147,7 @@ def _node_masks(ids, tree_mask, keys, k_bynode):
 @njit(cache=True, nogil=True)
 def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tree_mask,
               keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
-              max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof):
+              max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes):
     """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
     (feature, code, default_left, left, right, begin, end, G, H, gain, tables).
     ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition."""
@@ -182,7 +183,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tr
     slot[0] = free[n_free]
     c0 = cycles()
     _build_hists(B, g, h, rows, np.zeros(1, np.int64), np.full(1, n, np.int64), offsets,
-                 pool2d, slot[:1].copy())
+                 pool2d, slot[:1].copy(), lanes)
     prof[0] += cycles() - c0
     G0 = 0.0
     H0 = 0.0
@@ -338,7 +339,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tr
             break
         # ① the smaller children; the larger ones by subtraction
         c0 = cycles()
-        _build_hists(B, g, h, rows, small_b, small_e, offsets, pool2d, small_slot)
+        _build_hists(B, g, h, rows, small_b, small_e, offsets, pool2d, small_slot, lanes)
         _subtract(pool2d, big_slot, small_slot)
         c1 = cycles()
         prof[0] += c1 - c0

@@ -162,11 +162,13 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
     """Best split of one feature from its histogram. ``blist[:nb]``: the node's non-empty
     value bins in ascending order; ``miss``: the missing bin. Candidates are tried bin by
     bin, missing values right then left; a candidate replaces ``best`` only when strictly
-    better. Classification keeps the per-side sums q = sum_k term(c_k) up to date bin by
+    better; ``bnext`` is the first non-empty value bin right of the split (-1: none), so
+    the raw threshold can sit mid-gap as scikit-learn's does. Classification keeps the per-side sums q = sum_k term(c_k) up to date bin by
     bin (only the classes present in a bin change), so a candidate costs O(1).
-    Returns (best, bin, default_left, found)."""
+    Returns (best, bin, next bin, default_left, found)."""
     nm = cnt[miss]
     bbin = -1
+    bnext = -1
     bdl = False
     found = False
     nL = 0
@@ -192,6 +194,7 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
                     if g > best:
                         best = g
                         bbin = b
+                        bnext = blist[i + 1] if i + 1 < nb else -1
                         bdl = nm == 0 and nL >= nR
                         found = True
             if nm > 0:
@@ -207,9 +210,10 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
                         if g > best:
                             best = g
                             bbin = b
+                            bnext = blist[i + 1] if i + 1 < nb else -1
                             bdl = True
                             found = True
-        return best, bbin, bdl, found
+        return best, bbin, bnext, bdl, found
     WT = 0.0
     qR = 0.0
     for c in range(C):
@@ -245,6 +249,7 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
                 if g > best:
                     best = g
                     bbin = b
+                    bnext = blist[i + 1] if i + 1 < nb else -1
                     bdl = nm == 0 and nL >= nR
                     found = True
         if nm > 0:
@@ -267,9 +272,10 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
                     if g > best:
                         best = g
                         bbin = b
+                        bnext = blist[i + 1] if i + 1 < nb else -1
                         bdl = True
                         found = True
-    return best, bbin, bdl, found
+    return best, bbin, bnext, bdl, found
 
 
 @njit(cache=True, nogil=True)
@@ -318,71 +324,102 @@ def node_is_leaf(n, W, imp, depth, max_depth, mss, msl, mwl):
 
 
 # -- breadth-first: many small nodes per call, one thread per node -------------------------
+BATCH = 16  # features histogrammed per row-major pass
+
+
 @njit(cache=True, nogil=True)
-def _bf_node(i, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
+def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
              node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
-             stat, cnt, touched, perm, swaps, L, R, L2,
-             out_tot, out_feat, out_bin, out_dl, out_gain, out_mid):
+             stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
+             out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid):
     b0 = node_begin[i]
     b1 = node_end[i]
     n = b1 - b0
     T = out_tot[i]
     for c in range(C):
         T[c] = 0.0
-    for p in range(b0, b1):
-        r = rows[p]
+    # one gather of each row's label and weight into node-local arrays
+    for j in range(n):
+        r = rows[b0 + j]
         wr = w[r]
+        wl[j] = wr
         if is_reg:
             y = yv[r]
+            vl[j] = y
             T[0] += wr
             T[1] += wr * y
             T[2] += wr * y * y
         else:
-            T[yk[r]] += wr
+            k = yk[r]
+            yl[j] = k
+            T[k] += wr
     out_feat[i] = -1
     out_mid[i] = b1
     W = side_weight(T, C, crit)
     if node_is_leaf(n, W, impurity(T, C, crit), node_depth[i], max_depth, mss, msl, mwl):
         return
-    d = bins_col.shape[0]
+    d = bins_row.shape[1]
     key = node_key[i]
     best = -np.inf
     bf = -1
     bbin = -1
+    bnext = -1
     bdl = False
-    visited = 0
-    k = 0
-    while k < d and visited < mtry:
-        f = perm_step(perm, swaps, k, key)
-        k += 1
-        col = bins_col[f]
-        u = 0
-        for p in range(b0, b1):
-            r = rows[p]
-            bn = np.int64(col[r])
-            if cnt[bn] == 0:
-                touched[u] = bn
-                u += 1
-            cnt[bn] += 1
-            _add_row(stat, bn, r, w, yk, yv, is_reg)
-        if u > 1:  # a constant feature does not count towards mtry (as in scikit-learn)
-            visited += 1
-            _sort_small(touched, u)
-            miss = np.int64(nv[f])
-            nb = u - 1 if touched[u - 1] == miss else u
-            g, gb, gdl, found = scan_feature(stat, cnt, touched, nb, miss, T, n, C, crit, msl,
-                                             mwl, best, L, R, L2)
-            if found:
-                best = g
-                bf = f
-                bbin = gb
-                bdl = gdl
-        for t in range(u):
-            bn = touched[t]
-            cnt[bn] = 0
-            for c in range(C):
-                stat[bn, c] = 0.0
-    perm_undo(perm, swaps, k)
+    nonconst = 0
+    k = 0  # features used
+    kd = 0  # features drawn
+    # scikit-learn's rule: draw mtry features, constant ones included, and go on drawing
+    # until a non-constant feature has been seen. Features are drawn in batches; every
+    # batch is histogrammed in one row-major pass (one cache line per row, not one per
+    # feature), then scanned in draw order.
+    while k < d and (k < mtry or nonconst == 0):
+        want = mtry - k if k < mtry else 1
+        m = min(want, BATCH, d - k)
+        for q in range(m):
+            fs[q] = perm_step(perm, swaps, kd + q, key)
+            ucnt[q] = 0
+        for j in range(n):
+            r = rows[b0 + j]
+            for q in range(m):
+                bn = np.int64(bins_row[r, fs[q]])
+                if cnt[q, bn] == 0:
+                    touched[q, ucnt[q]] = bn
+                    ucnt[q] += 1
+                cnt[q, bn] += 1
+                if is_reg:
+                    wr = wl[j]
+                    y = vl[j]
+                    stat[q, bn, 0] += wr
+                    stat[q, bn, 1] += wr * y
+                    stat[q, bn, 2] += wr * y * y
+                else:
+                    stat[q, bn, yl[j]] += wl[j]
+        for q in range(m):
+            u = ucnt[q]
+            if k < mtry or nonconst == 0:
+                k += 1
+                if u > 1:
+                    nonconst += 1
+                    tq = touched[q]
+                    _sort_small(tq, u)
+                    f = fs[q]
+                    miss = np.int64(nv[f])
+                    nb = u - 1 if tq[u - 1] == miss else u
+                    g, gb, gn, gdl, found = scan_feature(stat[q], cnt[q], tq, nb, miss, T, n, C,
+                                                         crit, msl, mwl, best, L, R, L2)
+                    if found:
+                        best = g
+                        bf = f
+                        bbin = gb
+                        bnext = gn
+                        bdl = gdl
+            for t in range(u):
+                bn = touched[q, t]
+                cnt[q, bn] = 0
+                for c in range(C):
+                    stat[q, bn, c] = 0.0
+        kd += m
+    perm_undo(perm, swaps, kd)  # every draw, those past the stopping point included
     if bf < 0:
         return
     gain = best - parent_proxy(T, C, crit)
@@ -392,16 +429,16 @@ def _bf_node(i, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
         return
     out_feat[i] = bf
     out_bin[i] = bbin
+    out_next[i] = bnext
     out_dl[i] = bdl
     out_gain[i] = gain
     # stable in-place partition through tmp[b0:b1]
-    col = bins_col[bf]
     miss = nv[bf]
     lp = b0
     nr = 0
     for p in range(b0, b1):
         r = rows[p]
-        bn = col[r]
+        bn = bins_row[r, bf]
         if bn <= bbin or (bdl and bn == miss):
             rows[lp] = r
             lp += 1
@@ -414,48 +451,56 @@ def _bf_node(i, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
 
 
 @njit(cache=True, nogil=True)
-def _bf_chunk(ch, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin, node_end,
-              node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
-              n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain, out_mid):
+def _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
+              node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
+              w_root, n_chunks, out_tot, out_feat, out_bin, out_next, out_dl, out_gain,
+              out_mid):
     n_nodes = node_begin.shape[0]
-    d = bins_col.shape[0]
-    stat = np.zeros((maxbins, C))
-    cnt = np.zeros(maxbins, dtype=np.int64)
-    touched = np.empty(maxbins, dtype=np.int64)
+    d = bins_row.shape[1]
+    stat = np.zeros((BATCH, maxbins, C))
+    cnt = np.zeros((BATCH, maxbins), dtype=np.int64)
+    touched = np.empty((BATCH, maxbins), dtype=np.int64)
+    ucnt = np.zeros(BATCH, dtype=np.int64)
+    fs = np.zeros(BATCH, dtype=np.int64)
+    yl = np.zeros(maxn, dtype=np.int64)
+    wl = np.zeros(maxn)
+    vl = np.zeros(maxn)
     perm = np.arange(d)
-    swaps = np.empty(d, dtype=np.int64)
+    swaps = np.zeros(d, dtype=np.int64)
     L = np.empty(C)
     R = np.empty(C)
     L2 = np.empty(C)
     for i in range(ch, n_nodes, n_chunks):
-        _bf_node(i, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
+        _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
                  node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
-                 w_root, stat, cnt, touched, perm, swaps, L, R, L2,
-                 out_tot, out_feat, out_bin, out_dl, out_gain, out_mid)
+                 w_root, stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
+                 out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid)
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def bf_level(bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin, node_end,
-             node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
-             n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain, out_mid):
+def bf_level(bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
+             node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
+             w_root, n_chunks, out_tot, out_feat, out_bin, out_next, out_dl, out_gain,
+             out_mid):
     """Process every node of a frontier (one thread per node, in chunks of nodes): totals,
-    leaf tests, split search and in-place partition of the node's rows."""
+    leaf tests, split search and in-place partition of the node's rows. ``maxn``: the
+    largest node's row count."""
     for ch in prange(n_chunks):
-        _bf_chunk(ch, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin,
-                  node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
-                  min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain,
-                  out_mid)
+        _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn,
+                  node_begin, node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl,
+                  crit, min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_next,
+                  out_dl, out_gain, out_mid)
 
 
 @njit(cache=True, nogil=True)
-def bf_level_serial(bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin,
+def bf_level_serial(bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
                     node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
-                    min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_dl, out_gain,
-                    out_mid):
+                    min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_next, out_dl,
+                    out_gain, out_mid):
     """:func:`bf_level` on one thread (small frontiers: no thread start-up)."""
-    _bf_chunk(0, bins_col, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, node_begin,
-              node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
-              min_dec, w_root, 1, out_tot, out_feat, out_bin, out_dl, out_gain, out_mid)
+    _bf_chunk(0, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
+              node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
+              w_root, 1, out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid)
 
 
 # -- depth-first: one big node, parallel over its rows -------------------------------------
@@ -527,20 +572,19 @@ def df_hist(bins_col, rows, b0, b1, feats, w, yk, yv, is_reg, C, maxbins, nblk):
 
 
 @njit(cache=True, nogil=True)
-def df_scan(stat, cnt, feats, nv, T, n_tot, C, crit, msl, mwl, mtry, visited, best, bf, bbin,
-            bdl):
-    """Scan the features of a depth-first node in draw order, as :func:`bf_level` does;
-    stops once ``mtry`` non-constant features are visited. Returns (best, feature, bin,
-    default_left, visited, features consumed)."""
+def df_scan(stat, cnt, feats, nv, T, n_tot, C, crit, msl, mwl, mtry, drawn, nonconst, best, bf,
+            bbin, bnext, bdl):
+    """Scan the features of a depth-first node in draw order, as :func:`bf_level` does: stop
+    once ``mtry`` features are drawn and one of them was not constant. Returns (best,
+    feature, bin, next bin, default_left, drawn, nonconst)."""
     blist = np.empty(stat.shape[1], dtype=np.int64)
     L = np.empty(C)
     R = np.empty(C)
     L2 = np.empty(C)
-    used = 0
     for j in range(feats.shape[0]):
-        if visited >= mtry:
+        if drawn >= mtry and nonconst > 0:
             break
-        used += 1
+        drawn += 1
         f = feats[j]
         miss = np.int64(nv[f])
         nb = 0
@@ -551,15 +595,16 @@ def df_scan(stat, cnt, feats, nv, T, n_tot, C, crit, msl, mwl, mtry, visited, be
         u = nb + (1 if cnt[j, miss] > 0 else 0)
         if u <= 1:
             continue
-        visited += 1
-        g, gb, gdl, found = scan_feature(stat[j], cnt[j], blist, nb, miss, T, n_tot, C, crit,
-                                         msl, mwl, best, L, R, L2)
+        nonconst += 1
+        g, gb, gn, gdl, found = scan_feature(stat[j], cnt[j], blist, nb, miss, T, n_tot, C,
+                                             crit, msl, mwl, best, L, R, L2)
         if found:
             best = g
             bf = f
             bbin = gb
+            bnext = gn
             bdl = gdl
-    return best, bf, bbin, bdl, visited, used
+    return best, bf, bbin, bnext, bdl, drawn, nonconst
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -674,27 +719,6 @@ def apply_leaves(X, roots, feature, threshold, left, right, default_left, out):
                                   default_left) - roots[t]
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def oob_accumulate(bins_row, oob_rows, nv, feature, sbin, left, right, default_left, value,
-                   out, n_pred):
-    """Route the out-of-bag rows through one tree over bins; add its leaf values."""
-    K = value.shape[1]
-    for q in prange(oob_rows.shape[0]):
-        i = oob_rows[q]
-        node = 0
-        while feature[node] >= 0:
-            f = feature[node]
-            bn = bins_row[i, f]
-            if bn == nv[f]:
-                go = default_left[node]
-            else:
-                go = bn <= sbin[node]
-            node = left[node] if go else right[node]
-        for k in range(K):
-            out[i, k] += value[node, k]
-        n_pred[i] += 1
-
-
 @njit(cache=True, nogil=True)
 def child_keys(keys, side):
     out = np.empty(keys.shape[0], dtype=np.uint64)
@@ -708,3 +732,16 @@ def root_key(seed: int, tree_index: int) -> np.uint64:
     a = np.array([(int(seed) * 0x2545F4914F6CDD1D + int(tree_index) + 1) & (2**64 - 1)],
                  dtype=np.uint64)
     return child_keys(child_keys(a, 0), 1)[0]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def oob_accumulate_raw(X, oob_rows, feature, threshold, left, right, default_left, value, out,
+                       n_pred):
+    """Route the out-of-bag rows of the raw matrix through one tree; add its leaf values."""
+    K = value.shape[1]
+    for q in prange(oob_rows.shape[0]):
+        i = oob_rows[q]
+        node = _leaf_raw(X[i], 0, feature, threshold, left, right, default_left)
+        for k in range(K):
+            out[i, k] += value[node, k]
+        n_pred[i] += 1

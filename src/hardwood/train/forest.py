@@ -194,9 +194,10 @@ class Forest:
 
 def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: int, tree_ids,
                 device: str = "cpu", growth: str = "hybrid", crossover=None,
-                oob=None, callback=None):
+                oob=None, X=None, callback=None):
     """Grow trees ``tree_ids``; returns their TreeArrays. ``oob``: a pair (sum (n, K),
-    count (n,)) accumulating out-of-bag predictions (bootstrap only)."""
+    count (n,)) accumulating out-of-bag predictions of the raw matrix ``X`` (bootstrap
+    only)."""
     if device == "cuda":
         from ..backends.forest_cuda import grow_tree_cuda as grow
     elif device == "cpu":
@@ -212,16 +213,18 @@ def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: i
                     crossover=crossover)
         out.append(tree)
         if oob is not None and counts is not None:
-            add_oob(data, tree, np.flatnonzero(counts == 0), oob)
+            add_oob(X, tree, np.flatnonzero(counts == 0), oob)
         if callback is not None:
             callback(t, tree)
     return out
 
 
-def add_oob(data: GrowData, tree: TreeArrays, oob_rows, oob):
+def add_oob(X, tree: TreeArrays, oob_rows, oob):
+    """Add one tree's predictions for its out-of-bag rows of the raw float matrix X."""
     s, c = oob
-    K.oob_accumulate(data.bins_row, oob_rows.astype(np.int64), data.nv, tree.feature, tree.sbin,
-                     tree.left, tree.right, tree.default_left, tree.value, s, c)
+    K.oob_accumulate_raw(X, oob_rows.astype(np.int64), tree.feature.astype(np.int64),
+                         tree.threshold, tree.left.astype(np.int64),
+                         tree.right.astype(np.int64), tree.default_left, tree.value, s, c)
 
 
 def check_device(device):

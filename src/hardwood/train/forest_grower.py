@@ -116,6 +116,7 @@ class _Builder:
         self.key = np.zeros(cap, dtype=np.uint64)
         self.feature = np.full(cap, -1, dtype=np.int64)
         self.sbin = np.full(cap, -1, dtype=np.int64)
+        self.snext = np.full(cap, -1, dtype=np.int64)
         self.dl = np.zeros(cap, dtype=np.bool_)
         self.gain = np.zeros(cap)
         self.tot = np.zeros((cap, C))
@@ -165,10 +166,18 @@ def _finish(b: _Builder, data: GrowData, crit) -> TreeArrays:
         value = tot / W[:, None]
     thr = np.zeros(n)
     fi = feat[internal]
+    lo = sbin[internal]
+    nx = b.snext[:n][order][internal]
+    # the raw threshold sits mid-gap between the last non-empty bin on the left and the
+    # first on the right (all thresholds in between split the node's rows alike)
+    hi = np.where(nx >= 0, nx - 1, lo)
     num = ~data.is_categorical[fi]
-    t_int = sbin[internal].astype(np.float64)
-    t_int[num] = data.edges_flat[data.edge_offsets[fi[num]] + sbin[internal][num]]
-    thr[internal] = t_int
+    t_lo = lo.astype(np.float64)
+    t_hi = hi.astype(np.float64)
+    t_lo[num] = data.edges_flat[data.edge_offsets[fi[num]] + lo[num]]
+    t_hi[num] = data.edges_flat[data.edge_offsets[fi[num]] + hi[num]]
+    mid = np.where(np.isfinite(t_hi), 0.5 * t_lo + 0.5 * t_hi, t_lo)
+    thr[internal] = np.where(mid >= t_lo, mid, t_lo)
     imp = _impurities(tot, C, crit)
     return TreeArrays(
         feature=feat.astype(np.int32), sbin=np.where(internal, sbin, -1).astype(np.int32),
@@ -213,18 +222,18 @@ class _DF:
                           p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf):
             return None
         n_feat = d.bins_col.shape[0]
-        best, bf, bbin, bdl = -np.inf, -1, -1, False
-        visited = used = 0
-        while visited < p.mtry and used < n_feat:
-            want = min(p.mtry - visited, n_feat - used)
-            feats = K.perm_prefix(key, n_feat, used + want)[used:]
+        best, bf, bbin, bnext, bdl = -np.inf, -1, -1, -1, False
+        drawn = nonconst = 0
+        while (drawn < p.mtry or nonconst == 0) and drawn < n_feat:
+            want = p.mtry - drawn if drawn < p.mtry else 4
+            want = min(want, n_feat - drawn)
+            feats = K.perm_prefix(key, n_feat, drawn + want)[drawn:]
             nblk = K.n_blocks(n, feats.shape[0], d.maxbins, C)
             stat, cnt = K.df_hist(d.bins_col, self.rows, b0, b1, feats, self.w, d.yk, d.yv,
                                   d.is_reg, C, d.maxbins, nblk)
-            best, bf, bbin, bdl, visited, u = K.df_scan(
+            best, bf, bbin, bnext, bdl, drawn, nonconst = K.df_scan(
                 stat, cnt, feats, d.nv, T, n, C, crit, p.min_samples_leaf, p.min_weight_leaf,
-                p.mtry, visited, best, bf, bbin, bdl)
-            used += u
+                p.mtry, drawn, nonconst, best, bf, bbin, bnext, bdl)
         if bf < 0:
             return None
         gain = best - K.parent_proxy(T, C, crit)
@@ -232,7 +241,7 @@ class _DF:
             gain /= K.LN2
         if gain / self.w_root + K.EPSILON < p.min_impurity_decrease:
             return None
-        return int(bf), int(bbin), bool(bdl), float(gain)
+        return int(bf), int(bbin), bool(bdl), float(gain), int(bnext)
 
     def partition(self, b0, b1, f, bbin, dl):
         d = self.data
@@ -284,9 +293,9 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
         s = df.find_split(b0, b1, int(b.depth[i]), b.key[i], T)
         if s is None:
             continue
-        f, bbin, dl, gain = s
+        f, bbin, dl, gain, nxt = s
         mid = df.partition(b0, b1, f, bbin, dl)
-        b.feature[i], b.sbin[i], b.dl[i], b.gain[i] = f, bbin, dl, gain
+        b.feature[i], b.sbin[i], b.dl[i], b.gain[i], b.snext[i] = f, bbin, dl, gain, nxt
         L, R = b.add_children(np.array([i]), np.array([mid]))
         stack.append(int(R[0]))
         stack.append(int(L[0]))
@@ -297,21 +306,24 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
         o_tot = np.empty((s, C))
         o_feat = np.empty(s, dtype=np.int64)
         o_bin = np.empty(s, dtype=np.int64)
+        o_next = np.full(s, -1, dtype=np.int64)
         o_dl = np.zeros(s, dtype=np.bool_)
         o_gain = np.zeros(s)
         o_mid = np.empty(s, dtype=np.int64)
         work = int((b.end[ids] - b.begin[ids]).sum())
         kern = K.bf_level if (work >= SERIAL_WORK and _threads() > 1) else K.bf_level_serial
-        kern(data.bins_col, rows, tmp, w, data.yk, data.yv, data.is_reg, C, data.nv,
-                   data.maxbins, b.begin[ids], b.end[ids], b.depth[ids], b.key[ids], p.mtry,
+        maxn = int((b.end[ids] - b.begin[ids]).max())
+        kern(data.bins_row, rows, tmp, w, data.yk, data.yv, data.is_reg, C, data.nv,
+             data.maxbins, maxn, b.begin[ids], b.end[ids], b.depth[ids], b.key[ids], p.mtry,
                    p.max_depth, p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf,
                    crit, p.min_impurity_decrease, df.w_root, _n_chunks(s),
-                   o_tot, o_feat, o_bin, o_dl, o_gain, o_mid)
+                   o_tot, o_feat, o_bin, o_next, o_dl, o_gain, o_mid)
         b.tot[ids] = o_tot
         split = o_feat >= 0
         sid = ids[split]
         b.feature[sid] = o_feat[split]
         b.sbin[sid] = o_bin[split]
+        b.snext[sid] = o_next[split]
         b.dl[sid] = o_dl[split]
         b.gain[sid] = o_gain[split]
         if not sid.size:
@@ -336,9 +348,9 @@ def _grow_best_first(b: _Builder, data: GrowData, p: TreeParams, df: _DF) -> Tre
     push(0)
     leaves = 1
     while heap and leaves < p.max_leaf_nodes:
-        _, i, (f, bbin, dl, gain) = heapq.heappop(heap)
+        _, i, (f, bbin, dl, gain, nxt) = heapq.heappop(heap)
         mid = df.partition(int(b.begin[i]), int(b.end[i]), f, bbin, dl)
-        b.feature[i], b.sbin[i], b.dl[i], b.gain[i] = f, bbin, dl, gain
+        b.feature[i], b.sbin[i], b.dl[i], b.gain[i], b.snext[i] = f, bbin, dl, gain, nxt
         L, R = b.add_children(np.array([i]), np.array([mid]))
         leaves += 1
         push(int(L[0]))
@@ -448,7 +460,9 @@ def _naive_scan(stat, cnt, miss, T, n, crit, msl, mwl, best):
                 g = _naive_side(ql, wl, crit) + _naive_side(qr, wr, crit)
             if g > best:
                 best = g
-                out = (bn, True if miss_left else (nm == 0 and nl >= n - nl))
+                nxt = [b2 for b2 in range(bn + 1, miss) if cnt[b2] > 0]
+                out = (bn, True if miss_left else (nm == 0 and nl >= n - nl),
+                       nxt[0] if nxt else -1)
     return best, out
 
 
@@ -476,20 +490,21 @@ def grow_tree_naive(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarr
                           p.min_samples_split, msl, mwl):
             return None
         order = K.perm_prefix(b.key[i], n_feat, n_feat)
-        best, bf, bbin, bdl = -np.inf, -1, -1, False
-        visited = 0
-        for f in order:
-            if visited >= p.mtry:
+        best, bf, bbin, bdl, bnext = -np.inf, -1, -1, False, -1
+        drawn = nonconst = 0
+        for f in order:  # scikit-learn's rule: mtry draws, and at least one non-constant
+            if drawn >= p.mtry and nonconst > 0:
                 break
+            drawn += 1
             col = data.bins_col[f, r].astype(np.int64)
             miss = int(data.nv[f])
             stat, cnt = _naive_stats(data, r, w, col, miss + 1)
             if np.count_nonzero(cnt) <= 1:
                 continue
-            visited += 1
+            nonconst += 1
             best, hit = _naive_scan(stat, cnt, miss, T, n, crit, msl, mwl, best)
             if hit is not None:
-                bf, (bbin, bdl) = int(f), hit
+                bf, (bbin, bdl, bnext) = int(f), hit
         if bf < 0:
             return None
         gain = best - _naive_parent_proxy(T, crit)
@@ -497,14 +512,14 @@ def grow_tree_naive(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarr
             gain /= K.LN2
         if gain / w_root + K.EPSILON < p.min_impurity_decrease:
             return None
-        return bf, bbin, bdl, gain
+        return bf, bbin, bdl, gain, bnext
 
     def split(i, s):
-        f, bbin, dl, gain = s
+        f, bbin, dl, gain, nxt = s
         r = segs.pop(i)
         col = data.bins_col[f, r].astype(np.int64)
         go = (col <= bbin) | (dl & (col == data.nv[f]))
-        b.feature[i], b.sbin[i], b.dl[i], b.gain[i] = f, bbin, dl, gain
+        b.feature[i], b.sbin[i], b.dl[i], b.gain[i], b.snext[i] = f, bbin, dl, gain, nxt
         mid = b.begin[i] + int(go.sum())
         L, R = b.add_children(np.array([i]), np.array([mid]))
         segs[int(L[0])] = r[go]

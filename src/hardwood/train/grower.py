@@ -216,7 +216,8 @@ class Grower:
                         float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
                         float(p.gamma), int(p.max_cat_to_onehot), int(p.max_cat_threshold),
                         p.grow_policy == "lossguide", int(p.max_depth), int(p.max_leaves),
-                        cap, n_slots, int(be.total_bins), self.max_field_bins, self._cycles)
+                        cap, n_slots, int(be.total_bins), self.max_field_bins, self._cycles,
+                        be.lanes)
         t1 = time.perf_counter()
         # split the wall time of the call over ① ② ③ by the cycles counted inside it
         spent = self._cycles * seconds_per_cycle()

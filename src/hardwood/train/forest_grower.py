@@ -24,15 +24,15 @@ from ..backends import forest_cpu as K
 
 # CudaTree §3.1: crossover (rows) = a + b*classes + c*rows + d*features-per-split, fitted by
 # benchmarks/calibrate_forest_crossover.py on this machine (see benchmarks/README.md).
-CROSSOVER_COEF = (2000.0, 0.0, 0.0, 0.0)
-CROSSOVER_MIN = 256
+CROSSOVER_COEF = (28777.8, -284.7222, -0.143750, -864.5833)
+CROSSOVER_MIN, CROSSOVER_MAX = 500, 32000  # the calibrated grid's range
 SERIAL_WORK = 16384  # a breadth-first step over fewer rows runs on one thread
 GROWTH = ("hybrid", "depthfirst", "breadthfirst")
 
 
 def default_crossover(n_classes: int, n_rows: int, mtry: int) -> int:
     a, b, c, d = CROSSOVER_COEF
-    return int(max(CROSSOVER_MIN, a + b * n_classes + c * n_rows + d * mtry))
+    return int(min(CROSSOVER_MAX, max(CROSSOVER_MIN, a + b * n_classes + c * n_rows + d * mtry)))
 
 
 @dataclass
@@ -315,9 +315,9 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
         maxn = int((b.end[ids] - b.begin[ids]).max())
         kern(data.bins_row, rows, tmp, w, data.yk, data.yv, data.is_reg, C, data.nv,
              data.maxbins, maxn, b.begin[ids], b.end[ids], b.depth[ids], b.key[ids], p.mtry,
-                   p.max_depth, p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf,
-                   crit, p.min_impurity_decrease, df.w_root, _n_chunks(s),
-                   o_tot, o_feat, o_bin, o_next, o_dl, o_gain, o_mid)
+             p.max_depth, p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf,
+             crit, p.min_impurity_decrease, df.w_root, _n_chunks(s),
+             o_tot, o_feat, o_bin, o_next, o_dl, o_gain, o_mid)
         b.tot[ids] = o_tot
         split = o_feat >= 0
         sid = ids[split]

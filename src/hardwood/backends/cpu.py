@@ -109,19 +109,22 @@ def choose_lanes(bins_row, sample=20_000, share=0.05):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _reduce_blocks(blocks, seg_first, out):
+def _reduce_into(blocks, seg_first, pool2d, dst, lanes):
+    """pool2d[dst[s]] = the sum of segment s's blocks (and of their lanes)."""
     n_seg = seg_first.shape[0] - 1
-    width = blocks.shape[1]
+    width = pool2d.shape[1]
     n_chunks = (width + 1023) // 1024
     for t in prange(n_seg * n_chunks):
         s = t // n_chunks
         c0 = (t % n_chunks) * 1024
         c1 = min(width, c0 + 1024)
+        row = pool2d[dst[s]]
         for c in range(c0, c1):
             acc = 0.0
             for k in range(seg_first[s], seg_first[s + 1]):
-                acc += blocks[k, c]
-            out[s, c] = acc
+                for lane in range(lanes):
+                    acc += blocks[k, lane * width + c]
+            row[c] = acc
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -212,7 +215,7 @@ class CPUBackend(Backend):
         blocks = np.empty((blk_begin.size, 2 * self.total_bins), dtype=np.float64)
         _hist_blocks(self.bins_row, g, h, rows, blk_begin, blk_end, self.offsets, blocks)
         out = np.empty((len(begins), 2 * self.total_bins), dtype=np.float64)
-        _reduce_blocks(blocks, first, out)
+        _reduce_into(blocks, first, out, np.arange(len(begins)), 1)
         return out.reshape(len(begins), self.total_bins, 2)
 
     # ③ ------------------------------------------------------------------------------

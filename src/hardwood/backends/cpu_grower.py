@@ -17,7 +17,8 @@ from numba import njit, prange
 
 from ..train.split import RT_EPS, categorical_left_set, find_best_splits_pooled
 from ._intrinsics import cycles, prefetch
-from .cpu import BLOCK, PREFETCH_AHEAD, _feature_groups, _hist_blocks, _partition_blocks, hist_rows
+from .cpu import (BLOCK, PREFETCH_AHEAD, _feature_groups, _hist_blocks, _partition_blocks,
+                  _reduce_into, hist_rows)
 
 SERIAL_ROWS = BLOCK  # a lone node this small is processed on one thread
 
@@ -41,24 +42,6 @@ def _make_blocks(begins, ends, block):
             blk_begin[k] = b
             blk_end[k] = min(b + block, ends[s])
     return blk_seg, blk_begin, blk_end, first
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def _reduce_into(blocks, seg_first, pool2d, dst, lanes):
-    n_seg = seg_first.shape[0] - 1
-    width = pool2d.shape[1]
-    n_chunks = (width + 1023) // 1024
-    for t in prange(n_seg * n_chunks):
-        s = t // n_chunks
-        c0 = (t % n_chunks) * 1024
-        c1 = min(width, c0 + 1024)
-        row = pool2d[dst[s]]
-        for c in range(c0, c1):
-            acc = 0.0
-            for k in range(seg_first[s], seg_first[s + 1]):
-                for lane in range(lanes):
-                    acc += blocks[k, lane * width + c]
-            row[c] = acc
 
 
 @njit(cache=True, nogil=True)

@@ -182,16 +182,13 @@ def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tr
     open_ids = np.empty(cap, dtype=np.int64)
     n_open = 0
 
-    def_depth_ok = max_depth <= 0 or 0 < max_depth
-    if def_depth_ok:
-        ids = np.zeros(1, dtype=np.int64)
-        c0 = cycles()
-        _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins,
-                  is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl,
-                  c_GL, c_HL)
-        prof[1] += cycles() - c0
-        open_ids[0] = 0
-        n_open = 1
+    c0 = cycles()
+    _evaluate(np.zeros(1, dtype=np.int64), pool, slot, G, H, tree_mask, keys, k_bynode, offsets,
+              n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code,
+              c_dl, c_GL, c_HL)
+    prof[1] += cycles() - c0
+    open_ids[0] = 0
+    n_open = 1
 
     while n_open > 0 and (max_leaves <= 0 or n_leaves < max_leaves):
         # choose the nodes to split now

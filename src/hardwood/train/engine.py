@@ -101,9 +101,10 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     for m in metric_names:
         M.get_metric(m)
         M.check_metric_for_objective(m, obj.name)
-    for v, name in zip(valid_sets, valid_names):
-        if v is not train_set:
-            obj.check_labels(v.label) if obj.name == "multi:softprob" else None
+    if obj.name == "multi:softprob":  # a label >= num_class would index past the outputs
+        for v in valid_sets:
+            if v is not train_set:
+                obj.check_labels(v.label)
 
     profile = Profile()
     cbs = CallbackContainer(list(callbacks or []))

@@ -35,6 +35,15 @@ def score(G, H, lam, alpha):
     return t * t / (H + lam)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _split_gain(GL, HL, G, H, lam, alpha, min_h, parent):
+    """Gain of sending (GL, HL) left and the rest right; -inf when a child is too light."""
+    HR = H - HL
+    if HL >= min_h and HR >= min_h:
+        return score(GL, HL, lam, alpha) + score(G - GL, HR, lam, alpha) - parent
+    return -np.inf
+
+
 @njit(cache=True, nogil=True)
 def leaf_weight(G, H, lam, alpha):
     return -_t(G, alpha) / (H + lam)
@@ -55,31 +64,18 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     for b in range(nv):
         GL += hist[off + b, 0]
         HL += hist[off + b, 1]
-        # missing goes right
-        GR = G - GL
-        HR = H - HL
-        if HL >= min_h and HR >= min_h:
-            gain = score(GL, HL, lam, alpha) + score(GR, HR, lam, alpha) - parent
+        for dl in range(2):  # missing goes right, then left
+            if dl == 1 and Hm <= 0.0:
+                continue
+            GLx = GL + Gm * dl
+            HLx = HL + Hm * dl
+            gain = _split_gain(GLx, HLx, G, H, lam, alpha, min_h, parent)
             if gain > best:
                 best = gain
                 best_bin = b
-                best_dl = False
-                best_GL = GL
-                best_HL = HL
-        # missing goes left
-        if Hm > 0.0:
-            GL2 = GL + Gm
-            HL2 = HL + Hm
-            GR = G - GL2
-            HR = H - HL2
-            if HL2 >= min_h and HR >= min_h:
-                gain = score(GL2, HL2, lam, alpha) + score(GR, HR, lam, alpha) - parent
-                if gain > best:
-                    best = gain
-                    best_bin = b
-                    best_dl = True
-                    best_GL = GL2
-                    best_HL = HL2
+                best_dl = dl == 1
+                best_GL = GLx
+                best_HL = HLx
     return best, best_bin, best_dl, best_GL, best_HL
 
 
@@ -123,23 +119,17 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
         for i in range(m):
             c = cats[i]
             for dl in range(2):
-                GL = hist[off + c, 0]
-                HL = hist[off + c, 1]
-                if dl == 1:
-                    if Hm <= 0.0:
-                        continue
-                    GL += Gm
-                    HL += Hm
-                GR = G - GL
-                HR = H - HL
-                if HL >= min_h and HR >= min_h:
-                    gain = score(GL, HL, lam, alpha) + score(GR, HR, lam, alpha) - parent
-                    if gain > best:
-                        best = gain
-                        best_code = -(c + 1)
-                        best_dl = dl == 1
-                        best_GL = GL
-                        best_HL = HL
+                if dl == 1 and Hm <= 0.0:
+                    continue
+                GL = hist[off + c, 0] + Gm * dl
+                HL = hist[off + c, 1] + Hm * dl
+                gain = _split_gain(GL, HL, G, H, lam, alpha, min_h, parent)
+                if gain > best:
+                    best = gain
+                    best_code = -(c + 1)
+                    best_dl = dl == 1
+                    best_GL = GL
+                    best_HL = HL
         return best, best_code, best_dl, best_GL, best_HL
     limit = min(max_thr, m - 1)
     for direction in range(2):
@@ -150,23 +140,17 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
             GL += hist[off + c, 0]
             HL += hist[off + c, 1]
             for dl in range(2):
-                GLx = GL
-                HLx = HL
-                if dl == 1:
-                    if Hm <= 0.0:
-                        continue
-                    GLx += Gm
-                    HLx += Hm
-                GR = G - GLx
-                HR = H - HLx
-                if HLx >= min_h and HR >= min_h:
-                    gain = score(GLx, HLx, lam, alpha) + score(GR, HR, lam, alpha) - parent
-                    if gain > best:
-                        best = gain
-                        best_code = k if direction == 0 else K + k
-                        best_dl = dl == 1
-                        best_GL = GLx
-                        best_HL = HLx
+                if dl == 1 and Hm <= 0.0:
+                    continue
+                GLx = GL + Gm * dl
+                HLx = HL + Hm * dl
+                gain = _split_gain(GLx, HLx, G, H, lam, alpha, min_h, parent)
+                if gain > best:
+                    best = gain
+                    best_code = k if direction == 0 else K + k
+                    best_dl = dl == 1
+                    best_GL = GLx
+                    best_HL = HLx
     return best, best_code, best_dl, best_GL, best_HL
 
 

@@ -6,11 +6,14 @@ ordinary-least-squares fit
 
     crossover = a + b * classes + c * rows + d * features_per_split
 
-whose coefficients go into ``hardwood.train.forest_grower.CROSSOVER_COEF``. Prints a markdown
-table of the measurements and the fitted formula (for benchmarks/README.md).
+whose coefficients go into ``hardwood.train.forest_grower.CROSSOVER_COEF`` (CPU) or
+``hardwood.backends.forest_cuda.GPU_CROSSOVER_COEF`` (``--device cuda``, on a machine with a
+GPU). Prints a markdown table of the measurements and the fitted formula (for
+benchmarks/README.md).
 
     python benchmarks/calibrate_forest_crossover.py            # 27 sets, 2 threads
     python benchmarks/calibrate_forest_crossover.py --quick    # 8 sets
+    python benchmarks/calibrate_forest_crossover.py --device cuda
 """
 from __future__ import annotations
 
@@ -22,8 +25,11 @@ import time
 import numpy as np
 
 
-def grow_time(data, tp, rows, w, keys, crossover, repeat):
-    from hardwood.train.forest_grower import grow_tree
+def grow_time(data, tp, rows, w, keys, crossover, repeat, device="cpu"):
+    if device == "cuda":
+        from hardwood.backends.forest_cuda import grow_tree_cuda as grow_tree
+    else:
+        from hardwood.train.forest_grower import grow_tree
 
     best = math.inf
     for _ in range(repeat):
@@ -40,6 +46,7 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--trees", type=int, default=3)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     a = ap.parse_args(argv)
 
     import numba
@@ -78,9 +85,10 @@ def main(argv=None):
         w = cnt.astype(np.float64)
         keys = [K.root_key(0, t) for t in range(a.trees)]
         if warm:
-            grow_time(data, tp, rows, w, keys[:1], 1000, 1)
+            grow_time(data, tp, rows, w, keys[:1], 1000, 1, a.device)
             warm = False
-        times = [grow_time(data, tp, rows, w, keys, c, a.repeat) for c in crossovers]
+        times = [grow_time(data, tp, rows, w, keys, c, a.repeat, a.device)
+                 for c in crossovers]
         # targets: the fastest finite crossover (the pure schemes are shown for reference)
         inner = times[:-1]
         best = crossovers[:-1][int(np.argmin(inner))]

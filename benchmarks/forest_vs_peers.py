@@ -40,11 +40,11 @@ def make_wide(n_train, seed=0):
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
 
 
-def run_hardwood(Xtr, ytr, Xte, yte, trees, threads, seed, growth="hybrid"):
+def run_hardwood(Xtr, ytr, Xte, yte, trees, threads, seed, growth="hybrid", device="cpu"):
     import hardwood as hw
 
     m = hw.RandomForestClassifier(n_estimators=trees, max_features="sqrt", n_jobs=threads,
-                                  random_state=seed)
+                                  random_state=seed, device=device)
     m._growth = growth
     t0 = time.perf_counter()
     m.fit(Xtr, ytr)
@@ -104,6 +104,8 @@ def main(argv=None):
                     help="also time pure depth-first and pure breadth-first growth")
     ap.add_argument("--peers", default="sklearn,lightgbm,xgboost",
                     help="comma-separated peers to run (sklearn, lightgbm, xgboost, or none)")
+    ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                    help="hardwood's device (cuda: on a machine with a GPU)")
     a = ap.parse_args(argv)
     if a.set == "covertype":
         rows = a.rows or (40_000 if a.quick else 200_000)
@@ -117,15 +119,16 @@ def main(argv=None):
           f" trees={trees} threads={a.threads} max_features=sqrt")
 
     wX, wy, _, _ = make_covertype_like(2000, 1)  # JIT warm-up
-    run_hardwood(wX, wy, wX[:10], wy[:10], 2, a.threads, 0)
+    run_hardwood(wX, wy, wX[:10], wy[:10], 2, a.threads, 0, device=a.device)
 
     results = {}
-    t, acc = run_hardwood(Xtr, ytr, Xte, yte, trees, a.threads, a.seed)
+    t, acc = run_hardwood(Xtr, ytr, Xte, yte, trees, a.threads, a.seed, device=a.device)
     results["hardwood"] = (t, acc)
-    print(f"hardwood (hybrid)        {t:8.2f} s  accuracy {acc:.4f}", flush=True)
+    print(f"hardwood (hybrid, {a.device:4s})  {t:8.2f} s  accuracy {acc:.4f}", flush=True)
     if a.growth:
         for g in ("breadthfirst", "depthfirst"):
-            t, acc = run_hardwood(Xtr, ytr, Xte, yte, trees, a.threads, a.seed, growth=g)
+            t, acc = run_hardwood(Xtr, ytr, Xte, yte, trees, a.threads, a.seed, growth=g,
+                                  device=a.device)
             results[f"hardwood-{g}"] = (t, acc)
             print(f"hardwood ({g:12s})  {t:8.2f} s  accuracy {acc:.4f}  "
                   f"time / hybrid {t / results['hardwood'][0]:.2f}", flush=True)

@@ -232,7 +232,11 @@ def check_device(device):
     if device not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {device!r}")
     if device == "cuda":
-        from ..backends.forest_cuda import cuda_available
+        try:
+            from ..backends.forest_cuda import cuda_available
+        except ImportError as e:
+            raise RuntimeError("device='cuda' needs numba-cuda (pip install 'hardwood[cuda]'): "
+                               f"{e}. Use device='cpu'.") from None
         ok, why = cuda_available()
         if not ok:
             raise RuntimeError(f"device='cuda' needs an NVIDIA GPU usable by numba-cuda: {why}. "

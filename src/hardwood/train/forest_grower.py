@@ -228,9 +228,7 @@ class _DF:
             want = p.mtry - drawn if drawn < p.mtry else 4
             want = min(want, n_feat - drawn)
             feats = K.perm_prefix(key, n_feat, drawn + want)[drawn:]
-            nblk = K.n_blocks(n, feats.shape[0], d.maxbins, C)
-            stat, cnt = K.df_hist(d.bins_col, self.rows, b0, b1, feats, self.w, d.yk, d.yv,
-                                  d.is_reg, C, d.maxbins, nblk)
+            stat, cnt = self.hist(b0, b1, feats)
             best, bf, bbin, bnext, bdl, drawn, nonconst = K.df_scan(
                 stat, cnt, feats, d.nv, T, n, C, crit, p.min_samples_leaf, p.min_weight_leaf,
                 p.mtry, drawn, nonconst, best, bf, bbin, bnext, bdl)
@@ -243,11 +241,31 @@ class _DF:
             return None
         return int(bf), int(bbin), bool(bdl), float(gain), int(bnext)
 
+    def hist(self, b0, b1, feats):
+        """(stat (n_feat, maxbins, C), cnt (n_feat, maxbins)) of rows[b0:b1] over ``feats``."""
+        d = self.data
+        nblk = K.n_blocks(b1 - b0, feats.shape[0], d.maxbins, d.C)
+        return K.df_hist(d.bins_col, self.rows, b0, b1, feats, self.w, d.yk, d.yv, d.is_reg,
+                         d.C, d.maxbins, nblk)
+
     def partition(self, b0, b1, f, bbin, dl):
         d = self.data
         nblk = K.n_blocks(b1 - b0, 1, 1, 1)
         return K.df_partition(d.bins_col, self.rows, self.tmp, self.flags, b0, b1, f, bbin,
                               int(d.nv[f]), dl, nblk)
+
+    def level(self, begin, end, depth, key, out):
+        """Breadth-first step over a frontier of small nodes (one thread per node); fills
+        ``out`` = (tot, feat, bin, next, default_left, gain, mid)."""
+        d, p = self.data, self.p
+        s = begin.shape[0]
+        work = int((end - begin).sum())
+        kern = K.bf_level if (work >= SERIAL_WORK and _threads() > 1) else K.bf_level_serial
+        maxn = int((end - begin).max())
+        kern(d.bins_row, self.rows, self.tmp, self.w, d.yk, d.yv, d.is_reg, d.C, d.nv,
+             d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
+             p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.criterion,
+             p.min_impurity_decrease, self.w_root, _n_chunks(s), *out)
 
 
 def _threads():
@@ -260,17 +278,19 @@ def _n_chunks(n_nodes):
 
 
 def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, key,
-              growth: str = "hybrid", crossover: int | None = None) -> TreeArrays:
+              growth: str = "hybrid", crossover: int | None = None, engine=None,
+              default_crossover=default_crossover) -> TreeArrays:
     """Grow one tree on ``rows`` (int32, ascending, rows with weight > 0; reordered in place)
-    with row weights ``w`` (full length). ``key``: the root's random key (uint64)."""
+    with row weights ``w`` (full length). ``key``: the root's random key (uint64).
+    ``engine``: the class doing the per-node work (CPU kernels by default; the CUDA backend
+    passes its own with the same methods)."""
     if growth not in GROWTH:
         raise ValueError(f"growth must be one of {GROWTH}, got {growth!r}")
     m = rows.shape[0]
     C, crit = data.C, p.criterion
     b = _Builder(2 * m + 1, C)
     root = b.add(0, m, 0, np.uint64(key))
-    df = _DF(data, p, rows, w, 0.0)
-    df.w_root = float(np.sum(w[rows]))
+    df = (engine or _DF)(data, p, rows, w, float(np.sum(w[rows])))
     if p.max_leaf_nodes:
         return _grow_best_first(b, data, p, df)
     if growth == "depthfirst":
@@ -299,7 +319,6 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
         L, R = b.add_children(np.array([i]), np.array([mid]))
         stack.append(int(R[0]))
         stack.append(int(L[0]))
-    tmp = df.tmp
     while len(frontier):
         ids = np.asarray(frontier, dtype=np.int64)
         s = ids.shape[0]
@@ -310,14 +329,8 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
         o_dl = np.zeros(s, dtype=np.bool_)
         o_gain = np.zeros(s)
         o_mid = np.empty(s, dtype=np.int64)
-        work = int((b.end[ids] - b.begin[ids]).sum())
-        kern = K.bf_level if (work >= SERIAL_WORK and _threads() > 1) else K.bf_level_serial
-        maxn = int((b.end[ids] - b.begin[ids]).max())
-        kern(data.bins_row, rows, tmp, w, data.yk, data.yv, data.is_reg, C, data.nv,
-             data.maxbins, maxn, b.begin[ids], b.end[ids], b.depth[ids], b.key[ids], p.mtry,
-             p.max_depth, p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf,
-             crit, p.min_impurity_decrease, df.w_root, _n_chunks(s),
-             o_tot, o_feat, o_bin, o_next, o_dl, o_gain, o_mid)
+        df.level(b.begin[ids], b.end[ids], b.depth[ids], b.key[ids],
+                 (o_tot, o_feat, o_bin, o_next, o_dl, o_gain, o_mid))
         b.tot[ids] = o_tot
         split = o_feat >= 0
         sid = ids[split]

@@ -83,6 +83,21 @@ def test_same_seed_same_forest_at_any_n_jobs_and_warm_start(clf_data):
     np.testing.assert_array_equal(e.predict_proba(Xte), a.predict_proba(Xte))
 
 
+def test_trees_in_parallel_equal_threads_in_one_tree(clf_data):
+    """Whole trees on concurrent threads, or every thread inside one tree: the same forest
+    (out-of-bag results included, which are added in tree order)."""
+    Xtr, Xte, ytr, _ = clf_data
+    fits = []
+    for tp in (False, True):
+        m = RandomForestClassifier(n_estimators=24, random_state=5, n_jobs=2, oob_score=True)
+        m._tree_parallel = tp
+        fits.append(m.fit(Xtr, ytr))
+    a, b = fits
+    np.testing.assert_array_equal(a.predict_proba(Xte), b.predict_proba(Xte))
+    np.testing.assert_array_equal(a.oob_decision_function_, b.oob_decision_function_)
+    assert a.oob_score_ == b.oob_score_
+
+
 def test_oob_matches_out_of_bag_trees(clf_data):
     Xtr, Xte, ytr, yte = clf_data
     m = RandomForestClassifier(n_estimators=25, random_state=0, oob_score=True).fit(Xtr, ytr)

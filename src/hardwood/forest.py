@@ -207,7 +207,7 @@ class _ForestBase(BaseEstimator):
         with threads(self.n_jobs):
             new = grow_forest(data, tp, plan, self._seed, range(len(old), self.n_estimators),
                               device=self.device, growth=growth, crossover=crossover, oob=oob,
-                              X=Xraw)
+                              X=Xraw, tree_parallel=getattr(self, "_tree_parallel", None))
             if oob is not None and old:  # out-of-bag over every tree, old ones included
                 from .train.forest import add_oob
                 for t, tree in enumerate(old):

@@ -338,8 +338,20 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
     T = out_tot[i]
     for c in range(C):
         T[c] = 0.0
-    # one gather of each row's label and weight into node-local arrays
+    # one gather of each row's label and weight into node-local arrays; prefetching the rows'
+    # bins here brings them into cache for the histogram and partition passes below
+    flat = bins_row.reshape(bins_row.shape[0] * bins_row.shape[1])
+    d = bins_row.shape[1]
     for j in range(n):
+        if j + PREFETCH_AHEAD < n:
+            ra = rows[b0 + j + PREFETCH_AHEAD]
+            prefetch(w, ra)
+            if is_reg:
+                prefetch(yv, ra)
+            else:
+                prefetch(yk, ra)
+            prefetch(flat, ra * d)
+            prefetch(flat, ra * d + d - 1)
         r = rows[b0 + j]
         wr = w[r]
         wl[j] = wr
@@ -358,7 +370,6 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
     W = side_weight(T, C, crit)
     if node_is_leaf(n, W, impurity(T, C, crit), node_depth[i], max_depth, mss, msl, mwl):
         return
-    d = bins_row.shape[1]
     key = node_key[i]
     best = -np.inf
     bf = -1

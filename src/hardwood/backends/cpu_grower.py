@@ -20,7 +20,17 @@ from ._intrinsics import cycles, prefetch
 from .cpu import (BLOCK, PREFETCH_AHEAD, _feature_groups, _hist_blocks, _partition_blocks,
                   _reduce_into, hist_rows)
 
-SERIAL_ROWS = BLOCK  # a lone node this small is processed on one thread
+# A lone node (lossguide) of at most SERIAL_ROWS rows runs on one thread; up to BLOCK rows it
+# is cut into two equal blocks so that two cores work. Block sizes depend on the node size
+# only, so the sums (and the trees) do not depend on the thread count.
+SERIAL_ROWS = 3072
+
+
+@njit(cache=True, nogil=True)
+def _block_rows(begins, ends):
+    if begins.shape[0] == 1 and ends[0] - begins[0] <= BLOCK:
+        return (ends[0] - begins[0] + 1) // 2
+    return BLOCK
 
 
 @njit(cache=True, nogil=True)
@@ -57,7 +67,7 @@ def _build_hists(B, g, h, rows, begins, ends, offsets, pool2d, dst, lanes):
     if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
         _hist_serial(B, g, h, rows, begins[0], ends[0], offsets, pool2d[dst[0]])
         return
-    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, BLOCK)
+    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, _block_rows(begins, ends))
     blocks = np.empty((blk_begin.shape[0], lanes * pool2d.shape[1]))
     _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, lanes)
     _reduce_into(blocks, first, pool2d, dst, lanes)
@@ -89,7 +99,7 @@ def _partition(Bcol, rows, tmp, flags, begins, ends, features, tables):
     if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
         mids[0] = _partition_serial(Bcol, rows, tmp, begins[0], ends[0], features[0], tables[0])
         return mids
-    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, BLOCK)
+    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, _block_rows(begins, ends))
     _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, begins, first,
                       features, tables, mids)
     return mids

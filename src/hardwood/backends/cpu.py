@@ -51,6 +51,29 @@ def _feature_groups(offsets, total_bins):
     return np.array(starts, dtype=np.int64)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_width):
+    """:func:`hist_rows` with every field in one pass: the loop over fields has a trip count
+    from ``B``'s shape, which the compiler handles much better than a group's bounds (1.4 ->
+    1.1 ns per update measured on 1M x 28 bins)."""
+    d = B.shape[1]
+    for p in range(p0, p1):
+        if p + PREFETCH_AHEAD < p1:
+            q = np.int64(rows[p + PREFETCH_AHEAD])
+            prefetch(Bf, q * d)
+            prefetch(Bf, q * d + d - 1)
+            prefetch(g, q)
+            prefetch(h, q)
+        r = rows[p]
+        gr = np.float64(g[r])
+        hr = np.float64(h[r])
+        base = (p & (lanes - 1)) * lane_width
+        for j in range(d):
+            idx = base + 2 * (offsets[j] + B[r, j])
+            hb[idx] += gr
+            hb[idx + 1] += hr
+
+
 @njit(cache=True, nogil=True)
 def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb, lanes=1):
     """Accumulate rows[p0:p1] into the flat (g, h) histogram ``hb``: row-wise when the
@@ -63,6 +86,9 @@ def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb, lanes=1):
     d = B.shape[1]
     Bf = B.reshape(-1)
     lane_width = hb.shape[0] // lanes
+    if groups.shape[0] == 2:
+        _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_width)
+        return
     for gi in range(groups.shape[0] - 1):
         j0 = groups[gi]
         j1 = groups[gi + 1]

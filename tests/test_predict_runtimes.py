@@ -222,6 +222,98 @@ def test_single_row_allocates_only_the_output_and_never_revalidates(models, monk
     np.testing.assert_allclose(c.predict(row, out=out), ref, rtol=1e-12)
 
 
+def _softmax_model(models):
+    m, X = models["multi"]
+    return Model(m.trees, m.tree_group, m.base_score, "multi:softmax", m.n_outputs, m.info), X
+
+
+def _rows(X, n=60):
+    """Single rows of X (NaN in some of them, none in others), in each float width."""
+    if isinstance(X, pd.DataFrame):
+        return [X.iloc[i:i + 1] for i in range(min(n, len(X)))]
+    rows = []
+    for i in range(min(n, len(X))):
+        for dt in (np.float32, np.float64):
+            rows.append(np.ascontiguousarray(X[i:i + 1], dtype=dt))
+    return rows
+
+
+@pytest.mark.parametrize("name", ["reg", "binary", "multi", "softmax", "cat", "random",
+                                  "balanced"])
+def test_single_row_path_equals_naive_exactly(models, name):
+    """The one-row kernel (pred, vpred, auto) gives the naive runtime's floats bit for bit:
+    NaN and default directions, categorical splits, several outputs, an argmax objective,
+    trees of mixed depths (some of depth 0), both input widths, with and without out=."""
+    m, X = _softmax_model(models) if name == "softmax" else models[name]
+    naive = hardwood.compile(m, "naive")
+    K = max(m.n_outputs, 1)
+    nan_rows = 0
+    for rt in ("pred", "vpred", "auto"):
+        c = hardwood.compile(m, rt)
+        assert c._one is not None, rt  # the model has a one-row kernel
+        assert (c._fast is None) == (name == "cat")
+        for row in _rows(X):
+            nan_rows += int(np.asarray(pd.isna(row)).any())
+            for output in ("value", "raw"):
+                ref = naive.predict(row, output=output)
+                got = c.predict(row, output=output)
+                assert got.shape == ref.shape and got.dtype == ref.dtype
+                np.testing.assert_array_equal(got, ref)
+                out = np.empty((1, K))
+                np.testing.assert_array_equal(c.predict(row, output=output, out=out), ref)
+            np.testing.assert_array_equal(c.predict(row, output="leaf"),
+                                          naive.predict(row, output="leaf"))
+    assert nan_rows > 0
+
+
+def test_single_row_fast_path_does_not_touch_the_model(models, monkeypatch):
+    """A one-row call goes straight to the bound kernel: no model validation, no layout, no
+    input conversion, no batch path."""
+    m, X = models["binary"]
+    ref = {dt: hardwood.compile(m, "naive").predict(np.ascontiguousarray(X[:1], dt))
+           for dt in (np.float32, np.float64)}
+    compiled = [hardwood.compile(m, rt) for rt in ("pred", "vpred", "auto")]
+    import hardwood.model.io as io
+    from hardwood.predict import pred as pred_mod
+
+    def boom(*a, **k):
+        raise AssertionError("a single-row call re-validated or re-laid-out the model")
+
+    monkeypatch.setattr(io, "validate_tree", boom)
+    for name in ("prepare", "packed", "_tree_range"):
+        monkeypatch.setattr(m, name, boom)
+    for name in ("PredLayout", "OneRowLayout", "unsupported_reason", "one_row_unsupported_reason",
+                 "kernels", "one_row_kernel"):
+        monkeypatch.setattr(pred_mod, name, boom)
+    for cls in (dispatch.CompiledModel, dispatch.PredRuntime, dispatch.VPredRuntime,
+                dispatch.AutoRuntime):
+        for name in ("_matrix", "_predict", "_raw", "_leaf", "_build", "_get"):
+            monkeypatch.setattr(cls, name, boom, raising=False)
+    for c in compiled:
+        calls = []
+        kernel = c._one
+        monkeypatch.setattr(c, "_one", lambda *a, _k=kernel: (calls.append(1), _k(*a))[1])
+        for dt in (np.float32, np.float64):
+            row = np.ascontiguousarray(X[:1], dt)
+            np.testing.assert_array_equal(c.predict(row), ref[dt])
+        assert len(calls) == 2, c.runtime
+
+
+def test_single_row_fast_path_checks_the_row(models):
+    m, X = models["reg"]
+    c = hardwood.compile(m, "vpred")
+    with pytest.raises(ValueError, match="features"):
+        c.predict(np.zeros((1, 4), np.float32))
+    with pytest.raises(ValueError, match="output"):
+        c.predict(np.ascontiguousarray(X[:1]), output="proba")
+    # non-contiguous, other dtypes and lists take the checked path and give the same result
+    ref = c.predict(np.ascontiguousarray(X[:1], np.float64))
+    wide = np.repeat(np.ascontiguousarray(X[:1], np.float64), 2, axis=1)[:, ::2]
+    assert not wide.flags.c_contiguous
+    for row in (wide, X[:1].astype(np.float16).astype(np.float64), X[:1].tolist()):
+        np.testing.assert_array_equal(c.predict(row), ref)
+
+
 def test_auto_rule_documented():
     assert dispatch.choose(500, 6, 28, 1) in dispatch.RUNTIMES
     assert dispatch.choose(500, 6, 28, 10**6, "too deep") == "struct+"

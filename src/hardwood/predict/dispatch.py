@@ -18,17 +18,25 @@ values in the same tree order, so in practice the sums are identical). ``predict
 the input: the model was checked when it was built, loaded or imported, and its layout is
 fixed at compile time. For a C-contiguous float32/float64 matrix of a model without
 categorical features, the only allocation is the output (pass ``out=`` to avoid even that).
+
+One row (the latency path): ``pred``, ``vpred`` and ``auto`` (when it picks vpred) bind, at
+compile time, a one-row kernel and the model packed into one byte array
+(``pred.OneRowLayout``). A row of shape ``(1, n_features)``, float32 or float64, C-contiguous, is
+checked by shape, dtype and layout only and goes to that kernel in one Numba call, which
+allocates nothing (the output is allocated by ``predict``, or passed as ``out=``). Its sums are
+the naive walk's, bit for bit. Other single rows (lists, frames, category columns) are
+converted first and then take the same kernel.
 """
 from __future__ import annotations
 
 import time
 
 import numpy as np
-from numba import njit
 
 from . import pred as _pred
 from . import struct as _struct
 from .naive import predict_leaf_kernel, predict_raw_kernel
+from .transform import ARGMAX, TRANSFORM, transform_inplace
 
 RUNTIMES = ("naive", "struct", "struct+", "pred", "vpred", "codegen", "cuda", "auto")
 OUTPUTS = ("value", "raw", "leaf")
@@ -49,41 +57,9 @@ def tuned_v(n_features, depth):
     return row[key]
 
 
-# -- output transforms, in place ----------------------------------------------------------------
-_TRANSFORM = {"binary:logistic": 1, "reg:logistic": 1, "multiclassova": 1, "multi:softprob": 2,
-              "count:poisson": 3, "reg:gamma": 3, "reg:tweedie": 3, "binary:hinge": 4,
-              "multi:softmax": 5, "cross_entropy_lambda": 6}
-
-
-@njit(cache=True, nogil=True)
-def _transform_inplace(code, m):
-    n, K = m.shape
-    for i in range(n):
-        if code == 1:
-            for k in range(K):
-                m[i, k] = 1.0 / (1.0 + np.exp(-m[i, k]))
-        elif code == 2:
-            mx = m[i, 0]
-            for k in range(1, K):
-                mx = max(mx, m[i, k])
-            s = 0.0
-            for k in range(K):
-                m[i, k] = np.exp(m[i, k] - mx)
-                s += m[i, k]
-            for k in range(K):
-                m[i, k] = m[i, k] / s
-        elif code == 3:
-            m[i, 0] = np.exp(m[i, 0])
-        elif code == 4:
-            m[i, 0] = 1.0 if m[i, 0] > 0 else 0.0
-        elif code == 5:
-            best = 0
-            for k in range(1, K):
-                if m[i, k] > m[i, best]:
-                    best = k
-            m[i, 0] = best
-        elif code == 6:
-            m[i, 0] = np.log1p(np.exp(m[i, 0]))
+# -- output transforms, in place (predict.transform) --------------------------------------------
+_TRANSFORM = TRANSFORM
+_transform_inplace = transform_inplace
 
 
 def _single_output(objective, K):
@@ -110,6 +86,7 @@ class CompiledModel:
         self._no_out = np.zeros((0, self.n_outputs), np.float64)
         self._no_lout = np.zeros((0, 0), np.int32)
         self._code = _TRANSFORM.get(self.objective, 0)
+        self._row_shape = (1, self.n_features)
         self._build()
         self.build_seconds = time.perf_counter() - t0
         self._warm()
@@ -129,6 +106,10 @@ class CompiledModel:
         dt = np.float64 if self.has_cat_features else np.float32
         for n in (1, 8, SERIAL_ROWS + 1):
             self._raw(np.zeros((n, self.n_features), dt), np.zeros((n, self.n_outputs)))
+        if self._one is not None:  # both input widths, 1-D and (1, K) outputs
+            for d in (np.float32, np.float64):
+                for shape in ((1,) if self.n_outputs == 1 else (self.n_outputs, (1, self.n_outputs))):
+                    self._one(np.zeros(self._row_shape, d), self._one_blob, np.zeros(shape), 0)
 
     def _matrix(self, X):
         if (type(X) is np.ndarray and X.ndim == 2 and not self.has_cat_features
@@ -140,7 +121,42 @@ class CompiledModel:
             return X
         return self.model.prepare(X)
 
+    # the one-row kernel ``one(X, blob, out, code)`` of pred.OneRowLayout, where a runtime has one
+    # (it writes the K outputs of row 0 to out and allocates nothing); _fast: output -> (shape of
+    # the fresh output, transform code, columns returned or 0 for all) for rows that need no
+    # conversion
+    _one = None
+    _one_blob = None
+    _fast = None
+
+    def _bind_one_row(self, kernel, blob):
+        self._one, self._one_blob = kernel, blob
+        if kernel is None or self.has_cat_features:  # category columns need model.prepare
+            self._fast = None
+            return
+        K = self.n_outputs
+        if K == 1:
+            self._fast = {"raw": (1, 0, 0), "value": (1, self._code, 0)}
+        else:
+            self._fast = {"raw": ((1, K), 0, 0),
+                          "value": (K, ARGMAX, 1) if self._code == ARGMAX
+                          else ((1, K), self._code, 0)}
+
     def predict(self, X, output="value", out=None):
+        fast = self._fast
+        if (fast is not None and out is None and type(X) is np.ndarray
+                and X.shape == self._row_shape):
+            # one row of floats, C-contiguous: checked by shape, dtype and layout only; the
+            # model was checked when it was built and its layout is fixed
+            dt = X.dtype
+            how = fast.get(output) if (dt is _F32 or dt is _F64) and X.flags.c_contiguous else None
+            if how is not None:
+                res = np.empty(how[0])
+                self._one(X, self._one_blob, res, how[1])
+                return res[:how[2]] if how[2] else res
+        return self._predict(X, output, out)
+
+    def _predict(self, X, output, out):
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         mat = self._matrix(X)
@@ -158,13 +174,23 @@ class CompiledModel:
             out = np.empty((n, K), dtype=np.float64)
         elif out.shape != (n, K) or out.dtype != np.float64 or not out.flags.c_contiguous:
             raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, K)}")
-        out[:] = self.base
-        self._raw(mat, out)
-        if output == "value" and self._code:
-            _transform_inplace(self._code, out)
-        if K == 1 or (output == "value" and self._code == 5):
+        single = K == 1 or (output == "value" and self._code == ARGMAX)
+        if (n == 1 and self._one is not None and mat.flags.c_contiguous
+                and (mat.dtype == _F32 or mat.dtype == _F64)):
+            # the one-row kernel writes row 0 of out (all K columns, transformed in place)
+            self._one(mat, self._one_blob, out[0], self._code if output == "value" else 0)
+        else:
+            out[:] = self.base
+            self._raw(mat, out)
+            if output == "value" and self._code:
+                _transform_inplace(self._code, out)
+        if single:
             return out[:, 0]
         return out
+
+
+_F32 = np.dtype(np.float32)
+_F64 = np.dtype(np.float64)
 
 
 class NaiveRuntime(CompiledModel):
@@ -242,6 +268,11 @@ class PredRuntime(CompiledModel):
             g["v"] = v
             self.passes.append((_pred.kernels(g["D"], v, self.cat), g))
         self.const = layout.const_trees
+        self.one_row_reason = _pred.one_row_unsupported_reason(self.model.trees, self.t0, self.t1)
+        if self.one_row_reason is None:
+            self.one_row = _pred.OneRowLayout(layout, self.t1 - self.t0, self.n_outputs,
+                                              self.n_features, self.base, self.ncat)
+            self._bind_one_row(self.one_row.kernel, self.one_row.blob)
 
     _pad = "auto"
 
@@ -318,6 +349,12 @@ class AutoRuntime(CompiledModel):
         depths = [t.depth() for t in trees]
         self.mean_depth = float(np.mean(depths)) if depths else 0.0
 
+    def _warm(self):
+        super()._warm()
+        # one row goes straight to the kernel of the runtime chosen for one row
+        rt = self._get(1)
+        self._bind_one_row(rt._one, rt._one_blob)
+
     def choose(self, n_rows):
         return choose(self.t1 - self.t0, self.mean_depth, self.n_features, n_rows,
                       self.pred_reason)
@@ -340,8 +377,8 @@ def choose(n_trees, mean_depth, n_features, n_rows, pred_reason=None):
     """The rule behind ``runtime='auto'`` (measurements: benchmarks/README.md, "Prediction").
 
     vpred wins on throughput whenever trees can be padded (balanced or nearly balanced, depth
-    ≤ 16); on one row its tree-interleaved path is also the fastest. Deep, unbalanced trees
-    (LightGBM with many leaves) fall back to struct+.
+    ≤ 16); on one row its one-row kernel (16 trees interleaved) is also the fastest. Deep,
+    unbalanced trees (LightGBM with many leaves) fall back to struct+.
     """
     if pred_reason is not None:
         return "struct+"

@@ -15,6 +15,10 @@ models that have them.
 Thresholds are kept in float64 and, for float32 input, in float32 rounded down (exact:
 ``x <= t`` ⇔ ``x <= float32_floor(t)`` for float32 ``x``). Trees are grouped by depth; each group
 runs as one parallel pass over blocks of rows.
+
+One row has its own kernel and layout (``OneRowLayout``, at the end of this file): all trees
+padded to the deepest depth, 16 trees interleaved, the whole model in one byte array, so that
+a single-row call is one Numba call with four arguments.
 """
 from __future__ import annotations
 
@@ -236,3 +240,207 @@ def _kernel_source(D, V, cat):
 
 def kernels(D, V, cat):
     return load_source(f"vpred_d{D}_v{V}_{'c' if cat else 'n'}", _kernel_source(D, V, bool(cat)))
+
+
+# -- the one-row path ---------------------------------------------------------------------------
+# One row through every tree, ONE_ROW_V trees at a time, in one Numba call with four arguments:
+# the row, the model packed into one byte array (``OneRowLayout.blob``), the output and the
+# transform code. Every tree is padded to the deepest tree's depth (so one walk, unrolled over
+# levels and lanes, serves all trees) and the node arrays are interleaved within a block of V
+# trees (node i of lane l at ``block * NI * V + i * V + l``), so that a block's top levels share
+# cache lines. The tree count is padded to a multiple of V with dummy trees whose leaves are
+# -0.0 (x + -0.0 == x for every x, so they change no sum and need no test). A row without NaN
+# takes a walk without the default-direction test. Leaf values are added in tree order to the
+# base score, so the sums are those of the naive walk.
+ONE_ROW_V = 16
+# deeper trees take the batch kernels' one_row (the unrolled walk, D * V steps twice, would take
+# Numba tens of seconds to compile the first time, and padding to 2**D nodes grows fast)
+ONE_ROW_MAX_DEPTH = 10
+MAX_ONE_ROW_NODES = 1 << 22  # padded nodes (about 24 bytes each) beyond which there is no one-row path
+_HEADER_WORDS = 32
+
+
+def one_row_unsupported_reason(trees, t0, t1):
+    depths = [trees[t].depth() for t in range(t0, t1)]
+    D = max(max(depths, default=0), 1)
+    if D > ONE_ROW_MAX_DEPTH:
+        return f"a tree has depth {D} (the one-row kernel stops at {ONE_ROW_MAX_DEPTH})"
+    n_blocks = -(-(t1 - t0) // ONE_ROW_V)
+    if n_blocks * ONE_ROW_V * (1 << D) > MAX_ONE_ROW_NODES:
+        return "padding every tree to the deepest tree's depth would need too many nodes"
+    return None
+
+
+def _feat_dtype(n_features):
+    if n_features <= 1 << 8:
+        return np.uint8
+    if n_features <= 1 << 16:
+        return np.uint16
+    return np.int32
+
+
+class OneRowLayout:
+    """The one-row model, built from a :class:`PredLayout` (its depth groups re-padded to the
+    deepest depth and put back in tree order). ``blob`` holds every array behind a header of
+    offsets; ``kernel`` is the generated ``one(X, blob, out, code)``, which writes the row's K
+    outputs (transformed in place when ``code`` is not 0) to ``out`` (K float64s, 1-D or
+    (1, K)). It allocates nothing."""
+
+    def __init__(self, layout: PredLayout, n_trees, n_outputs, n_features, base, ncat,
+                 V=ONE_ROW_V):
+        D = max([g["D"] for g in layout.groups] + [1])
+        NI, NL = (1 << D) - 1, 1 << D
+        T = int(n_trees)
+        NB = -(-T // V)
+        TP = NB * V
+        feat = np.zeros((TP, NI), np.int64)
+        thr = np.zeros((TP, NI), np.float64)
+        flags = np.zeros((TP, NI), np.uint8)
+        catoff = np.zeros((TP, NI), np.int64)
+        leaf = np.full((TP, NL), -0.0, np.float64)
+        grp = np.zeros(TP, np.int32)
+        for g in layout.groups:
+            Dg = g["D"]
+            ni, nl = (1 << Dg) - 1, 1 << Dg
+            cols = g["info"][:, 3]
+            grp[cols] = g["info"][:, 2]
+            # a padded tree of depth Dg is the top of one of depth D: node i keeps its
+            # breadth-first index, the levels below are dummy splits, leaf q is leaf q >> shift
+            feat[cols, :ni] = g["feat"].reshape(-1, ni)
+            thr[cols, :ni] = g["thr64"].reshape(-1, ni)
+            flags[cols, :ni] = g["flags"].reshape(-1, ni)
+            catoff[cols, :ni] = g["catoff"].reshape(-1, ni)
+            leaf[cols] = np.repeat(g["leafval"].reshape(-1, nl), 1 << (D - Dg), axis=1)
+        for grp_k, col, val in layout.const_trees:
+            grp[col] = grp_k
+            leaf[col] = val
+
+        def lanes(a):  # (TP, N) -> (NB, N, V), flattened
+            return np.ascontiguousarray(a.reshape(NB, V, -1).transpose(0, 2, 1)).ravel()
+
+        self.D, self.V, self.cat, self.multi = D, V, bool(layout.has_cat), int(n_outputs) > 1
+        self.feat_dtype = np.dtype(_feat_dtype(n_features)).name
+        sections = [
+            lanes(feat).astype(self.feat_dtype),
+            _floor32(lanes(thr)),
+            lanes(thr),
+            lanes(flags),
+            lanes(catoff) if self.cat else np.zeros(1, np.int64),
+            lanes(leaf),
+            grp,
+            layout.bitsets.astype(np.uint32),
+            np.ascontiguousarray(ncat, np.int64) if self.cat else np.zeros(1, np.int64),
+            np.ascontiguousarray(base, np.float64),
+        ]
+        head = [NB, T, int(n_outputs)]
+        pos = _HEADER_WORDS * 8
+        chunks = []
+        for a in sections:
+            b = np.ascontiguousarray(a).view(np.uint8).ravel()
+            pos = -(-pos // 64) * 64
+            head += [pos, pos + b.size]
+            chunks.append((pos, b))
+            pos += b.size
+        assert len(head) <= _HEADER_WORDS
+        blob = np.zeros(-(-pos // 64) * 64, np.uint8)
+        blob[:len(head) * 8] = np.asarray(head, np.int64).view(np.uint8)
+        for p, b in chunks:
+            blob[p:p + b.size] = b
+        blob.flags.writeable = False
+        self.blob = blob
+        self.kernel = one_row_kernel(D, V, self.cat, self.multi, self.feat_dtype)
+
+
+def _one_row_walk(name, D, V, mode, multi):
+    """A walk over all blocks of V trees; mode 'plain' (no NaN in the row), 'nan' or 'cat'.
+    Every name is assigned once (straight-line code that Numba types and lowers quickly)."""
+    NI = (1 << D) - 1
+    args = "x, feat, thr, flags, catoff, bits, ncat, leaf, grp, NB, acc, s"
+    L = ["@njit(cache=True, nogil=True)", f"def {name}({args}):",
+         "    for b in range(NB):",
+         f"        nb = b * {NI * V}"]
+    for lvl in range(D):  # the lanes interleaved level by level
+        for lane in range(V):
+            # p = i * V + lane (the node's interleaved index); i' = 2i + 2 - c gives
+            # p' = 2p + 2V - lane - c * V. Unsigned indices: no negative-index fix-up.
+            p = f"p{lane}_{lvl}" if lvl else str(lane)
+            j, v, c = f"j{lane}_{lvl}", f"v{lane}_{lvl}", f"c{lane}_{lvl}"
+            L += [f"        {j} = np.uint64(nb + {p})", f"        {v} = x[feat[{j}]]"]
+            if mode == "cat":
+                L += [f"        if flags[{j}] & 2:",
+                      f"            {c} = cat_left({v}, catoff[{j}], feat[{j}], bits, ncat, "
+                      f"(flags[{j}] & 1) != 0)",
+                      "        else:",
+                      f"            {c} = ({v} <= thr[{j}]) | (({v} != {v}) & "
+                      f"((flags[{j}] & 1) != 0))"]
+            elif mode == "nan":
+                L += [f"        {c} = ({v} <= thr[{j}]) | (({v} != {v}) & ((flags[{j}] & 1) != 0))"]
+            else:
+                L += [f"        {c} = {v} <= thr[{j}]"]
+            L += [f"        p{lane}_{lvl + 1} = 2 * {p} + {2 * V - lane} - np.int64({c}) * {V}"]
+    L.append(f"        lb = b * {(NI + 1) * V} - {NI * V}")
+    for lane in range(V):
+        q = f"leaf[np.uint64(lb + p{lane}_{D})]"
+        if multi:
+            L.append(f"        acc[0, grp[np.uint64(b * {V} + {lane})]] += {q}")
+        else:
+            L.append(f"        s += {q}")
+    L.append("    return s")
+    return L
+
+
+def _one_row_source(D, V, cat, multi, featdt):
+    L = [f'"""Generated by hardwood.predict.pred (one row): D={D}, V={V}, categorical={cat}, '
+         f'multi-output={multi}, features {featdt}. Do not edit."""',
+         "import numpy as np",
+         "from numba import njit",
+         "from hardwood.predict.struct import cat_left",
+         "from hardwood.predict.transform import transform_inplace",
+         "", ""]
+    modes = ("cat",) if cat else ("plain", "nan")
+    for mode in modes:
+        L += _one_row_walk(f"walk_{mode}", D, V, mode, multi) + ["", ""]
+    walk_args = "x, feat, thr, flags, catoff, bits, ncat, leaf, grp, NB, acc"
+    L += ["@njit(cache=True, nogil=True)",
+          "def one(X, blob, out, code):",
+          f"    h = blob[:{_HEADER_WORDS * 8}].view(np.int64)",
+          "    NB = h[0]",
+          "    K = h[2]",
+          f"    feat = blob[h[3]:h[4]].view(np.{featdt})",
+          "    if X.itemsize == 4:",  # float32 rows: thresholds rounded down to float32 (exact)
+          "        thr = blob[h[5]:h[6]].view(X.dtype)",
+          "    else:",
+          "        thr = blob[h[7]:h[8]].view(X.dtype)",
+          "    flags = blob[h[9]:h[10]]",
+          "    catoff = blob[h[11]:h[12]].view(np.int64)",
+          "    leaf = blob[h[13]:h[14]].view(np.float64)",
+          "    grp = blob[h[15]:h[16]].view(np.int32)",
+          "    bits = blob[h[17]:h[18]].view(np.uint32)",
+          "    ncat = blob[h[19]:h[20]].view(np.int64)",
+          "    base = blob[h[21]:h[22]].view(np.float64)",
+          "    x = X[0]",
+          "    acc = out.reshape((1, out.size))"]
+    if multi:
+        L += ["    for k in range(K):",
+              "        acc[0, k] = base[k]"]
+    if cat:
+        L += [f"    s = walk_cat({walk_args}, base[0])"]
+    else:
+        L += ["    nan = False",
+              "    for f in range(x.shape[0]):",
+              "        nan |= x[f] != x[f]",
+              "    if nan:",
+              f"        s = walk_nan({walk_args}, base[0])",
+              "    else:",
+              f"        s = walk_plain({walk_args}, base[0])"]
+    if not multi:
+        L += ["    acc[0, 0] = s"]
+    L += ["    if code != 0:",
+          "        transform_inplace(code, acc)"]
+    return "\n".join(L) + "\n"
+
+
+def one_row_kernel(D, V, cat, multi, featdt):
+    src = _one_row_source(D, V, bool(cat), bool(multi), featdt)
+    tag = f"d{D}_v{V}_{'c' if cat else 'n'}{'m' if multi else '1'}_{featdt}"
+    return load_source(f"onerow_{tag}", src).one

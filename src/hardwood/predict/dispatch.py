@@ -106,10 +106,9 @@ class CompiledModel:
         dt = np.float64 if self.has_cat_features else np.float32
         for n in (1, 8, SERIAL_ROWS + 1):
             self._raw(np.zeros((n, self.n_features), dt), np.zeros((n, self.n_outputs)))
-        if self._one is not None:  # both input widths, 1-D and (1, K) outputs
-            for d in (np.float32, np.float64):
-                for shape in ((1,) if self.n_outputs == 1 else (self.n_outputs, (1, self.n_outputs))):
-                    self._one(np.zeros(self._row_shape, d), self._one_blob, np.zeros(shape), 0)
+        # the one-row kernel (pred.OneRowLayout) is compiled on the first one-row call, not
+        # here: its unrolled walk takes Numba 10-25 s to build the first time on a machine
+        # (then it loads from the disk cache), a cost batch-only users should not pay
 
     def _matrix(self, X):
         if (type(X) is np.ndarray and X.ndim == 2 and not self.has_cat_features

@@ -246,16 +246,16 @@ def kernels(D, V, cat):
 # One row through every tree, ONE_ROW_V trees at a time, in one Numba call with four arguments:
 # the row, the model packed into one byte array (``OneRowLayout.blob``), the output and the
 # transform code. Every tree is padded to the deepest tree's depth (so one walk, unrolled over
-# levels and lanes, serves all trees) and the node arrays are interleaved within a block of V
+# the lanes and looping over the levels, serves all trees and every depth: one kernel per
+# (categorical, multi-output, feature dtype), built in a few seconds) and the node arrays are interleaved within a block of V
 # trees (node i of lane l at ``block * NI * V + i * V + l``), so that a block's top levels share
 # cache lines. The tree count is padded to a multiple of V with dummy trees whose leaves are
 # -0.0 (x + -0.0 == x for every x, so they change no sum and need no test). A row without NaN
 # takes a walk without the default-direction test. Leaf values are added in tree order to the
 # base score, so the sums are those of the naive walk.
 ONE_ROW_V = 16
-# deeper trees take the batch kernels' one_row (the unrolled walk, D * V steps twice, would take
-# Numba tens of seconds to compile the first time, and padding to 2**D nodes grows fast)
-ONE_ROW_MAX_DEPTH = 10
+# deeper trees take the batch kernels' one_row (padding every tree to 2**D leaves grows fast)
+ONE_ROW_MAX_DEPTH = 16
 MAX_ONE_ROW_NODES = 1 << 22  # padded nodes (about 24 bytes each) beyond which there is no one-row path
 _HEADER_WORDS = 32
 
@@ -341,46 +341,49 @@ class OneRowLayout:
             head += [pos, pos + b.size]
             chunks.append((pos, b))
             pos += b.size
-        assert len(head) <= _HEADER_WORDS
+        assert len(head) < _HEADER_WORDS
+        head += [0] * (_HEADER_WORDS - 1 - len(head)) + [D]  # the last word: the depth
         blob = np.zeros(-(-pos // 64) * 64, np.uint8)
         blob[:len(head) * 8] = np.asarray(head, np.int64).view(np.uint8)
         for p, b in chunks:
             blob[p:p + b.size] = b
         blob.flags.writeable = False
         self.blob = blob
-        self.kernel = one_row_kernel(D, V, self.cat, self.multi, self.feat_dtype)
+        self.kernel = one_row_kernel(V, self.cat, self.multi, self.feat_dtype)
 
 
-def _one_row_walk(name, D, V, mode, multi):
+def _one_row_walk(name, V, mode, multi):
     """A walk over all blocks of V trees; mode 'plain' (no NaN in the row), 'nan' or 'cat'.
-    Every name is assigned once (straight-line code that Numba types and lowers quickly)."""
-    NI = (1 << D) - 1
-    args = "x, feat, thr, flags, catoff, bits, ncat, leaf, grp, NB, acc, s"
+    The V lanes are unrolled, the levels are a loop (the depth D comes from the blob), so one
+    kernel serves every depth and stays small enough for Numba to build in seconds."""
+    args = "x, feat, thr, flags, catoff, bits, ncat, leaf, grp, NB, D, acc, s"
     L = ["@njit(cache=True, nogil=True)", f"def {name}({args}):",
+         "    NI = (1 << D) - 1",
          "    for b in range(NB):",
-         f"        nb = b * {NI * V}"]
-    for lvl in range(D):  # the lanes interleaved level by level
-        for lane in range(V):
-            # p = i * V + lane (the node's interleaved index); i' = 2i + 2 - c gives
-            # p' = 2p + 2V - lane - c * V. Unsigned indices: no negative-index fix-up.
-            p = f"p{lane}_{lvl}" if lvl else str(lane)
-            j, v, c = f"j{lane}_{lvl}", f"v{lane}_{lvl}", f"c{lane}_{lvl}"
-            L += [f"        {j} = np.uint64(nb + {p})", f"        {v} = x[feat[{j}]]"]
-            if mode == "cat":
-                L += [f"        if flags[{j}] & 2:",
-                      f"            {c} = cat_left({v}, catoff[{j}], feat[{j}], bits, ncat, "
-                      f"(flags[{j}] & 1) != 0)",
-                      "        else:",
-                      f"            {c} = ({v} <= thr[{j}]) | (({v} != {v}) & "
-                      f"((flags[{j}] & 1) != 0))"]
-            elif mode == "nan":
-                L += [f"        {c} = ({v} <= thr[{j}]) | (({v} != {v}) & ((flags[{j}] & 1) != 0))"]
-            else:
-                L += [f"        {c} = {v} <= thr[{j}]"]
-            L += [f"        p{lane}_{lvl + 1} = 2 * {p} + {2 * V - lane} - np.int64({c}) * {V}"]
-    L.append(f"        lb = b * {(NI + 1) * V} - {NI * V}")
+         f"        nb = b * NI * {V}"]
+    L += [f"        p{lane} = {lane}" for lane in range(V)]
+    L.append("        for lvl in range(D):  # the lanes interleaved level by level")
     for lane in range(V):
-        q = f"leaf[np.uint64(lb + p{lane}_{D})]"
+        # p = i * V + lane (the node's interleaved index); i' = 2i + 2 - c gives
+        # p' = 2p + 2V - lane - c * V. Unsigned indices: no negative-index fix-up.
+        p, j, v, c = f"p{lane}", f"j{lane}", f"v{lane}", f"c{lane}"
+        L += [f"            {j} = np.uint64(nb + {p})", f"            {v} = x[feat[{j}]]"]
+        if mode == "cat":
+            L += [f"            if flags[{j}] & 2:",
+                  f"                {c} = cat_left({v}, catoff[{j}], feat[{j}], bits, ncat, "
+                  f"(flags[{j}] & 1) != 0)",
+                  "            else:",
+                  f"                {c} = ({v} <= thr[{j}]) | (({v} != {v}) & "
+                  f"((flags[{j}] & 1) != 0))"]
+        elif mode == "nan":
+            L += [f"            {c} = ({v} <= thr[{j}]) | (({v} != {v}) & "
+                  f"((flags[{j}] & 1) != 0))"]
+        else:
+            L += [f"            {c} = {v} <= thr[{j}]"]
+        L += [f"            {p} = 2 * {p} + {2 * V - lane} - np.int64({c}) * {V}"]
+    L.append(f"        lb = b * (NI + 1) * {V} - NI * {V}")
+    for lane in range(V):
+        q = f"leaf[np.uint64(lb + p{lane})]"
         if multi:
             L.append(f"        acc[0, grp[np.uint64(b * {V} + {lane})]] += {q}")
         else:
@@ -389,8 +392,8 @@ def _one_row_walk(name, D, V, mode, multi):
     return L
 
 
-def _one_row_source(D, V, cat, multi, featdt):
-    L = [f'"""Generated by hardwood.predict.pred (one row): D={D}, V={V}, categorical={cat}, '
+def _one_row_source(V, cat, multi, featdt):
+    L = [f'"""Generated by hardwood.predict.pred (one row): V={V}, categorical={cat}, '
          f'multi-output={multi}, features {featdt}. Do not edit."""',
          "import numpy as np",
          "from numba import njit",
@@ -399,13 +402,14 @@ def _one_row_source(D, V, cat, multi, featdt):
          "", ""]
     modes = ("cat",) if cat else ("plain", "nan")
     for mode in modes:
-        L += _one_row_walk(f"walk_{mode}", D, V, mode, multi) + ["", ""]
-    walk_args = "x, feat, thr, flags, catoff, bits, ncat, leaf, grp, NB, acc"
+        L += _one_row_walk(f"walk_{mode}", V, mode, multi) + ["", ""]
+    walk_args = "x, feat, thr, flags, catoff, bits, ncat, leaf, grp, NB, D, acc"
     L += ["@njit(cache=True, nogil=True)",
           "def one(X, blob, out, code):",
           f"    h = blob[:{_HEADER_WORDS * 8}].view(np.int64)",
           "    NB = h[0]",
           "    K = h[2]",
+          f"    D = h[{_HEADER_WORDS - 1}]",
           f"    feat = blob[h[3]:h[4]].view(np.{featdt})",
           "    if X.itemsize == 4:",  # float32 rows: thresholds rounded down to float32 (exact)
           "        thr = blob[h[5]:h[6]].view(X.dtype)",
@@ -440,7 +444,7 @@ def _one_row_source(D, V, cat, multi, featdt):
     return "\n".join(L) + "\n"
 
 
-def one_row_kernel(D, V, cat, multi, featdt):
-    src = _one_row_source(D, V, bool(cat), bool(multi), featdt)
-    tag = f"d{D}_v{V}_{'c' if cat else 'n'}{'m' if multi else '1'}_{featdt}"
+def one_row_kernel(V, cat, multi, featdt):
+    src = _one_row_source(V, bool(cat), bool(multi), featdt)
+    tag = f"v{V}_{'c' if cat else 'n'}{'m' if multi else '1'}_{featdt}"
     return load_source(f"onerow_{tag}", src).one

@@ -113,8 +113,8 @@ def hist(bins_col, rows, b0, b1, feats, w, yk, yv, is_reg, C, nbins, stat, cnt,
         bn = 0
         if f >= 0:
             bn = np.int64(bins_col[f, r])
-        wr = w[r]
         if use_shared:
+            wr = w[r]
             base = bn * (C + 1)
             cuda.atomic.add(sh, base + C, 1.0)
             if is_reg:
@@ -431,9 +431,8 @@ class CudaEngine(_DF):
         s = begin.shape[0]
         blocks = int(min(s, BF_BLOCKS))
         scratch = self._scratch(blocks)
-        o_tot, o_feat, o_bin, o_next, o_dl, o_gain, o_mid = out
-        dev_out = [cuda.to_device(np.zeros_like(o_tot))] + [cuda.to_device(a) for a in
-                                                             out[1:]]
+        # out = (tot, feat, bin, next, default_left, gain, mid); the kernel adds into tot
+        dev_out = [cuda.to_device(np.zeros_like(out[0]))] + [cuda.to_device(a) for a in out[1:]]
         bf_level[blocks, TPB](
             self.dev.bins_row, self.rows, self.tmp, self.w, self.dev.yk, self.dev.yv,
             d.is_reg, d.C, self.dev.nv, cuda.to_device(begin), cuda.to_device(end),
@@ -447,4 +446,4 @@ class CudaEngine(_DF):
 def grow_tree_cuda(data, params, rows, w, key, growth="hybrid", crossover=None):
     """Grow one tree on the GPU (same hybrid scheme and the same tree as the CPU backend)."""
     return grow_tree(data, params, rows, w, key, growth=growth, crossover=crossover,
-                     engine=CudaEngine, default_crossover=gpu_crossover)
+                     engine=CudaEngine, crossover_rule=gpu_crossover)

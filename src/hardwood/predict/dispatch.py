@@ -57,11 +57,6 @@ def tuned_v(n_features, depth):
     return row[key]
 
 
-# -- output transforms, in place (predict.transform) --------------------------------------------
-_TRANSFORM = TRANSFORM
-_transform_inplace = transform_inplace
-
-
 def _single_output(objective, K):
     return K == 1 or objective == "multi:softmax"
 
@@ -85,7 +80,7 @@ class CompiledModel:
         self.ncat = np.ascontiguousarray(model.info.n_categories, dtype=np.int64)
         self._no_out = np.zeros((0, self.n_outputs), np.float64)
         self._no_lout = np.zeros((0, 0), np.int32)
-        self._code = _TRANSFORM.get(self.objective, 0)
+        self._code = TRANSFORM.get(self.objective, 0)
         self._row_shape = (1, self.n_features)
         self._build()
         self.build_seconds = time.perf_counter() - t0
@@ -182,7 +177,7 @@ class CompiledModel:
             out[:] = self.base
             self._raw(mat, out)
             if output == "value" and self._code:
-                _transform_inplace(self._code, out)
+                transform_inplace(self._code, out)
         if single:
             return out[:, 0]
         return out

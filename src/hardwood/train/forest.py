@@ -22,7 +22,7 @@ import numpy as np
 
 from ..backends import forest_cpu as K
 from ..data.convert import FeatureInfo, to_float_matrix
-from .forest_grower import GrowData, TreeArrays, TreeParams, grow_tree
+from .forest_grower import GrowData, TreeArrays, TreeParams, _threads, grow_tree
 
 FOREST_PROBA = "multi:proba"  # raw sums of the per-class trees are the probabilities
 
@@ -226,17 +226,12 @@ def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: i
             callback(t, tree)
         return tree
 
-    n_thr = _numba_threads()
+    n_thr = _threads()
     if tree_parallel is None:  # measured: see benchmarks/README.md, "Random forests"
         tree_parallel = len(tree_ids) >= 2 * n_thr
     if device == "cpu" and tree_parallel and n_thr > 1 and len(tree_ids) > 1:
         return _grow_tree_parallel(one, finish, tree_ids, n_thr)
     return [finish(t, *one(t)) for t in tree_ids]
-
-
-def _numba_threads():
-    import numba
-    return numba.get_num_threads()
 
 
 def _grow_tree_parallel(one, finish, tree_ids, n_thr):

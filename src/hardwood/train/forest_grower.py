@@ -279,11 +279,12 @@ def _n_chunks(n_nodes):
 
 def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, key,
               growth: str = "hybrid", crossover: int | None = None, engine=None,
-              default_crossover=default_crossover) -> TreeArrays:
+              crossover_rule=default_crossover) -> TreeArrays:
     """Grow one tree on ``rows`` (int32, ascending, rows with weight > 0; reordered in place)
     with row weights ``w`` (full length). ``key``: the root's random key (uint64).
     ``engine``: the class doing the per-node work (CPU kernels by default; the CUDA backend
-    passes its own with the same methods)."""
+    passes its own with the same methods); ``crossover_rule``: the default crossover as a
+    function of (classes, rows, features per split), fitted per device."""
     if growth not in GROWTH:
         raise ValueError(f"growth must be one of {GROWTH}, got {growth!r}")
     m = rows.shape[0]
@@ -298,7 +299,7 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
     elif growth == "breadthfirst":
         cross = m + 1
     else:
-        cross = crossover if crossover is not None else default_crossover(
+        cross = crossover if crossover is not None else crossover_rule(
             data.n_classes, m, p.mtry)
     stack = [root]
     frontier = []

@@ -128,6 +128,26 @@ def test_vpred_every_v(models, v):
     _check(hardwood.compile(m, "vpred", v=v), m, X)
 
 
+@pytest.mark.parametrize("runtime", ["pred", "vpred"])
+def test_pred_blocks_with_and_without_nan(runtime):
+    """Blocks of rows with no NaN take a walk with no default-direction test: rows with NaN
+    in a few blocks only (and NaN in a feature no split uses) give the naive walk's output."""
+    m, _ = _random_model(7, n_trees=9, n_features=6, depth=6, balanced=True)
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(1000, 7))[:, :6].copy()
+    X[130:140, 2] = np.nan  # block 1 of 128 rows
+    X[700, :] = np.nan
+    used = np.unique(np.concatenate([t.feature[t.feature >= 0] for t in m.trees]))
+    unused = [f for f in range(6) if f not in used]
+    if unused:
+        X[300:310, unused[0]] = np.nan
+    c = hardwood.compile(m, runtime)
+    for x in (X, X.astype(np.float32), X[:200]):
+        for output in ("raw", "leaf"):
+            np.testing.assert_array_equal(c.predict(x, output=output),
+                                          m.predict(x, output=output))
+
+
 def test_thresholds_at_float32_boundaries():
     """Row values equal to, and one ulp around, each threshold (float32 and float64)."""
     m, _ = _random_model(5, n_trees=4, n_features=3, depth=3, balanced=True)

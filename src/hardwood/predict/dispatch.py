@@ -257,10 +257,16 @@ class PredRuntime(CompiledModel):
         self.layout = layout
         self.cat = layout.has_cat
         self.passes = []
+        fdt = _pred._feat_dtype(self.n_features)
         for g in layout.groups:
             v = self.v if self.v else tuned_v(self.n_features, g["D"])
             g["v"] = v
-            self.passes.append((_pred.kernels(g["D"], v, self.cat), g))
+            g["featu"] = g["feat"].astype(fdt)  # unsigned: no negative-index fix-up
+            self.passes.append((_pred.kernels(v, self.cat), g))
+        # the features the splits use: a block of rows with no NaN in them takes the walk
+        # without the default-direction test
+        used = [t.feature[t.feature >= 0] for t in trees]
+        self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
         self.const = layout.const_trees
         self.one_row_reason = _pred.one_row_unsupported_reason(self.model.trees, self.t0, self.t1)
         if self.one_row_reason is None:
@@ -275,11 +281,9 @@ class PredRuntime(CompiledModel):
         bits = self.layout.bitsets
         thr_key = "thr32" if X.dtype == np.float32 else "thr64"
         for mod, g in self.passes:
-            args = (g["feat"], g[thr_key], g["flags"], g["catoff"], bits, self.ncat, g["info"],
-                    g["leafval"], g["leafid"], out, lout, want_leaf)
-            if n < 4:
-                mod.one_row(X, 0, n, *args)
-            elif n < SERIAL_ROWS:
+            args = (g["D"], self.used, g["featu"], g[thr_key], g["flags"], g["catoff"], bits,
+                    self.ncat, g["info"], g["leafval"], g["leafid"], out, lout, want_leaf)
+            if n < SERIAL_ROWS:
                 mod.run_serial(X, *args)
             else:
                 mod.run_parallel(X, *args)

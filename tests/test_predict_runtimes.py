@@ -191,29 +191,54 @@ def test_bad_arguments(models):
         hardwood.compile("not a model")
 
 
-def test_deep_unbalanced_tree_pred_refused_auto_falls_back():
-    rng = np.random.default_rng(0)
-    n = 41  # a chain of depth 20
-    feature = np.array([0] * 20 + [-1] * 21)
+def _chain_model(rng, depth=20):
+    """One tree: a chain of ``depth`` splits on feature 0 (deeper than pred can pad)."""
+    n = 2 * depth + 1
+    feature = np.array([0] * depth + [-1] * (depth + 1))
     left = np.array([-1] * n)
     right = np.array([-1] * n)
-    for i in range(20):
-        left[i] = 20 + i + 1 if i < 19 else 39
-        right[i] = i + 1 if i < 19 else 40
-    # renumber breadth-first is not needed: every child id is larger than its parent's
+    for i in range(depth):
+        left[i] = depth + i + 1 if i < depth - 1 else n - 2
+        right[i] = i + 1 if i < depth - 1 else n - 1
     tree = Tree.from_arrays(feature=feature, threshold=rng.normal(size=n), left=left,
-                            right=right, default_left=np.zeros(n, bool),
+                            right=right, default_left=rng.random(n) < 0.5,
                             is_categorical=np.zeros(n, bool), cat_offset=np.full(n, -1),
                             value=rng.normal(size=n), gain=np.zeros(n), cover=np.zeros(n),
                             count=np.zeros(n))
     info = FeatureInfo(names=["a"], is_categorical=np.zeros(1, bool), categories=[None])
-    m = Model([tree], [0], [0.0], "reg:squarederror", 1, info)
-    with pytest.raises(ValueError, match="depth 20"):
-        hardwood.compile(m, "pred")
-    auto = hardwood.compile(m, "auto")
-    assert auto.choose(1000) == "struct+"
-    X = rng.normal(size=(50, 1))
-    np.testing.assert_allclose(auto.predict(X), m.predict(X), rtol=1e-12)
+    return Model([tree], [0], [0.0], "reg:squarederror", 1, info)
+
+
+def test_deep_unbalanced_tree_takes_the_unpadded_walk():
+    """A tree deeper than pred can pad (depth 20) runs on vwalk's unpadded walk, for pred, vpred
+    and auto, with and without NaN, on the serial and the parallel path."""
+    rng = np.random.default_rng(0)
+    m = _chain_model(rng)
+    X = rng.normal(size=(700, 1))
+    X[::7] = np.nan
+    for rt in ("pred", "vpred", "auto"):
+        c = hardwood.compile(m, rt)
+        if rt != "auto":
+            assert c.walked == 1
+        for x in (X, X[:40], X[:1], X[1:2], np.ascontiguousarray(X[100:400]).astype(np.float32)):
+            for output in ("raw", "value", "leaf"):
+                np.testing.assert_array_equal(c.predict(x, output=output),
+                                              m.predict(x, output=output))
+
+
+@pytest.mark.parametrize("v", [1, 4, 16])
+@pytest.mark.parametrize("name", ["reg", "multi", "cat", "random", "balanced"])
+def test_unpadded_walk_equals_naive(models, monkeypatch, name, v):
+    """Every tree forced onto the unpadded walk (it is otherwise taken by deep or unbalanced
+    trees only)."""
+    from hardwood.predict import dispatch
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", "all")
+    m, X = models[name]
+    c = hardwood.compile(m, "vpred", v=v)
+    assert c.walked == len(m.trees)
+    _check(c, m, X)
+    if isinstance(X, np.ndarray):
+        _check(c, m, X.astype(np.float32))
 
 
 def test_single_row_allocates_only_the_output_and_never_revalidates(models, monkeypatch):
@@ -302,8 +327,8 @@ def test_single_row_fast_path_does_not_touch_the_model(models, monkeypatch):
     monkeypatch.setattr(io, "validate_tree", boom)
     for name in ("prepare", "packed", "_tree_range"):
         monkeypatch.setattr(m, name, boom)
-    for name in ("PredLayout", "OneRowLayout", "unsupported_reason", "one_row_unsupported_reason",
-                 "kernels", "one_row_kernel"):
+    for name in ("PredLayout", "OneRowLayout", "one_row_unsupported_reason", "kernels",
+                 "one_row_kernel"):
         monkeypatch.setattr(pred_mod, name, boom)
     for cls in (dispatch.CompiledModel, dispatch.PredRuntime, dispatch.VPredRuntime,
                 dispatch.AutoRuntime):
@@ -336,7 +361,7 @@ def test_single_row_fast_path_checks_the_row(models):
 
 def test_auto_rule_documented():
     assert dispatch.choose(500, 6, 28, 1) in dispatch.RUNTIMES
-    assert dispatch.choose(500, 6, 28, 10**6, "too deep") == "struct+"
+    assert dispatch.choose(200, 21.7, 28, 10**6) == "vpred"  # deep trees: the unpadded walk
     assert dispatch.tuned_v(28, 6) in (1, 2, 4, 8, 16, 32)
 
 

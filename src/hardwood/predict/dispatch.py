@@ -6,8 +6,9 @@ Runtimes (Asadi, Lin, de Vries, *Runtime Optimizations for Prediction with Tree-
 naive      the reference walk (``predict.naive``)
 struct     array of 24-byte node structs in the model's node order, walked with branches
 struct+    16-byte node structs, breadth-first per tree, siblings adjacent, all contiguous
-pred       trees padded to full depth, branch-free index update, walk unrolled per depth
-vpred      ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and depth)
+pred       trees padded to full depth, branch-free index update, lanes unrolled
+vpred      ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and depth); deep
+           or unbalanced trees take the unpadded branch-free walk of ``predict.vwalk``
 codegen    generated if-else code compiled by Numba (cached on disk; ``compile_seconds``)
 cuda       a numba-cuda kernel, one thread per row (needs a GPU or the CUDA simulator)
 auto       picks one of the above from tree count, depth, feature count and batch size
@@ -34,6 +35,7 @@ import time
 import numpy as np
 
 from . import pred as _pred
+from . import vwalk as _vwalk
 from . import struct as _struct
 from .naive import predict_leaf_kernel, predict_raw_kernel
 from .transform import ARGMAX, TRANSFORM, transform_inplace
@@ -249,11 +251,14 @@ class PredRuntime(CompiledModel):
 
     def _build(self):
         trees = self.model.trees[self.t0:self.t1]
-        reason = _pred.unsupported_reason(trees)
-        if reason:
-            raise ValueError(f"runtime {self.runtime!r} cannot run this model: {reason}")
+        walks = [_walks(t, self._walk) for t in trees]
+        if _pred.padded_size([t.depth() for t, w in zip(trees, walks)
+                              if not w]) > _pred.MAX_PADDED_NODES:
+            walks = [True] * len(trees)  # padding all the others would take too much memory
+        walked = [self.t0 + k for k, w in enumerate(walks) if w]
+        padded = sorted(set(range(self.t0, self.t1)) - set(walked))
         layout = _pred.PredLayout(self.model.trees, self.model.tree_group, self.t0, self.t1,
-                                  pad=self._pad)
+                                  pad=self._pad, sel=padded)
         self.layout = layout
         self.cat = layout.has_cat
         self.passes = []
@@ -262,27 +267,43 @@ class PredRuntime(CompiledModel):
             v = self.v if self.v else tuned_v(self.n_features, g["D"])
             g["v"] = v
             g["featu"] = g["feat"].astype(fdt)  # unsigned: no negative-index fix-up
-            self.passes.append((_pred.kernels(v, self.cat), g))
+            self.passes.append((_pred.kernels(v, self.cat), (g["D"], g["featu"], g["thr32"],
+                                g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
+                                g["leafval"], g["leafid"])))
+        self.walked = len(walked)
+        if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
+            w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, fdt)
+            a = w.arrays
+            v = self.v if self.v else WALK_V
+            self.walk_v = v
+            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat), (
+                a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
+                a["info"], a["leafval"], a["leafid"])))
         # the features the splits use: a block of rows with no NaN in them takes the walk
         # without the default-direction test
         used = [t.feature[t.feature >= 0] for t in trees]
         self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
         self.const = layout.const_trees
-        self.one_row_reason = _pred.one_row_unsupported_reason(self.model.trees, self.t0, self.t1)
+        self.one_row_reason = (f"{len(walked)} trees take the unpadded walk" if walked else
+                               _pred.one_row_unsupported_reason(self.model.trees, self.t0,
+                                                                self.t1))
         if self.one_row_reason is None:
             self.one_row = _pred.OneRowLayout(layout, self.t1 - self.t0, self.n_outputs,
                                               self.n_features, self.base, self.ncat)
             self._bind_one_row(self.one_row.kernel, self.one_row.blob)
 
+    # which trees take the unpadded walk: "auto" (see _walks), "all" or "none"
+    _walk = "auto"
+    block = _pred.BLOCK_ROWS  # rows per block (16-256 measured within noise of each other)
     _pad = "auto"
 
     def _go(self, X, out, lout, want_leaf):
         n = X.shape[0]
-        bits = self.layout.bitsets
-        thr_key = "thr32" if X.dtype == np.float32 else "thr64"
-        for mod, g in self.passes:
-            args = (g["D"], self.used, g["featu"], g[thr_key], g["flags"], g["catoff"], bits,
-                    self.ncat, g["info"], g["leafval"], g["leafid"], out, lout, want_leaf)
+        f32 = X.dtype == np.float32
+        for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
+                  leafid) in self.passes:
+            args = (self.block, self.used, first, feat, thr32 if f32 else thr64, flags, catoff, bits,
+                    self.ncat, info, leafval, leafid, out, lout, want_leaf)
             if n < SERIAL_ROWS:
                 mod.run_serial(X, *args)
             else:
@@ -298,6 +319,22 @@ class PredRuntime(CompiledModel):
 
     def _leaf(self, X, lout):
         self._go(X, self._no_out, lout, True)
+
+
+# a tree takes vwalk's unpadded walk rather than padding when it is deeper than pred can pad,
+# or when padding would multiply its leaves by more than WALK_PAD_FACTOR (benchmarks/README.md)
+WALK_PAD_FACTOR = 8
+WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
+
+
+def _walks(tree, rule):
+    if rule in ("all", "none"):
+        return rule == "all"
+    d = tree.depth()
+    if d > _pred.MAX_DEPTH:
+        return True
+    n_leaves = int(np.sum(tree.feature < 0))
+    return d > 3 and (1 << d) > WALK_PAD_FACTOR * n_leaves
 
 
 class VPredRuntime(PredRuntime):
@@ -343,7 +380,6 @@ class AutoRuntime(CompiledModel):
     def _build(self):
         self._rt = {}
         trees = self.model.trees[self.t0:self.t1]
-        self.pred_reason = _pred.unsupported_reason(trees)
         depths = [t.depth() for t in trees]
         self.mean_depth = float(np.mean(depths)) if depths else 0.0
 
@@ -354,8 +390,7 @@ class AutoRuntime(CompiledModel):
         self._bind_one_row(rt._one, rt._one_blob)
 
     def choose(self, n_rows):
-        return choose(self.t1 - self.t0, self.mean_depth, self.n_features, n_rows,
-                      self.pred_reason)
+        return choose(self.t1 - self.t0, self.mean_depth, self.n_features, n_rows)
 
     def _get(self, n_rows):
         name = self.choose(n_rows)
@@ -371,15 +406,14 @@ class AutoRuntime(CompiledModel):
         self._get(X.shape[0])._leaf(X, lout)
 
 
-def choose(n_trees, mean_depth, n_features, n_rows, pred_reason=None):
+def choose(n_trees, mean_depth, n_features, n_rows):
     """The rule behind ``runtime='auto'`` (measurements: benchmarks/README.md, "Prediction").
 
-    vpred wins on throughput whenever trees can be padded (balanced or nearly balanced, depth
-    ≤ 16); on one row its one-row kernel (16 trees interleaved) is also the fastest. Deep,
-    unbalanced trees (LightGBM with many leaves) fall back to struct+.
+    vpred, always: on batches it beat every other runtime on the XGBoost depth-6 model (trees
+    padded) and on LightGBM's deep leaf-wise and LambdaMART models (trees on the unpadded walk,
+    3-5x struct+); on one row its one-row kernel (16 trees interleaved) is the fastest, and for
+    models with walked trees its one-row time is the naive walk's or better.
     """
-    if pred_reason is not None:
-        return "struct+"
     return "vpred"
 
 

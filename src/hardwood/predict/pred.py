@@ -27,36 +27,24 @@ import numpy as np
 
 from ._cache import load_source
 
-MAX_DEPTH = 16  # deeper trees would be padded to more than 65k nodes each
+MAX_DEPTH = 16  # deeper trees would be padded to more than 65k nodes each: they take
+# the unpadded walk (predict.vwalk) instead
 MAX_PADDED_NODES = 1 << 26
 BLOCK_ROWS = 128
-
-
-def tree_depths(trees):
-    return [t.depth() for t in trees]
 
 
 def padded_size(depths):
     return int(sum((1 << d) for d in depths))
 
 
-def unsupported_reason(trees):
-    depths = tree_depths(trees)
-    d = max(depths) if depths else 0
-    if d > MAX_DEPTH:
-        return f"a tree has depth {d}; pred/vpred pad trees to full depth and stop at {MAX_DEPTH}"
-    if padded_size(depths) > MAX_PADDED_NODES:
-        return "padding every tree to full depth would need more than 2**26 nodes"
-    return None
-
-
 class PredLayout:
     """Per depth group: node arrays and per-tree info ``(node_off, leaf_off, group, column)``."""
 
-    def __init__(self, trees, tree_group, t0, t1, pad="auto"):
+    def __init__(self, trees, tree_group, t0, t1, pad="auto", sel=None):
         """pad: 'own' (each tree to its own depth, one pass per depth), 'max' (every tree to
-        the deepest; one pass) or 'auto' ('max' unless it adds over 25% more steps)."""
-        sel = list(range(t0, t1))
+        the deepest; one pass) or 'auto' ('max' unless it adds over 25% more steps).
+        sel: the trees to lay out (default all of t0 .. t1-1)."""
+        sel = list(range(t0, t1)) if sel is None else list(sel)
         own = {t: trees[t].depth() for t in sel}
         dmax = max(own.values()) if own else 0
         if pad == "auto":
@@ -137,9 +125,10 @@ from hardwood.predict.struct import cat_left
 _ARGS = "feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
 
 
-def _lane_step(lane, mode, indent):
-    """One level of lane ``lane``: ``i = 2i + 2 - (goes left)``, branch-free unless categorical.
-    ``fk``/``tk``/``ok``/``ck`` are the tree's own slices of the node arrays."""
+def _lane_step(lane, mode, indent, update="{i} = 2 * {i} + 2 - np.int64({c})"):
+    """One level of lane ``lane``: ``c`` = the row goes left, then ``update`` (default: the
+    padded tree's ``i = 2i + 2 - c``); branch-free unless categorical. ``fk``/``tk``/``ok``/
+    ``ck`` are the tree's own slices of the node arrays."""
     i, j, v, c = f"i{lane}", f"j{lane}", f"v{lane}", f"c{lane}"
     L = [f"{j} = np.uint64({i})", f"{v} = x{lane}[fk[{j}]]"]
     nan_left = f"({v} <= tk[{j}]) | (({v} != {v}) & ((ok[{j}] & 1) != 0))"
@@ -152,7 +141,7 @@ def _lane_step(lane, mode, indent):
         L += [f"{c} = {nan_left}"]
     else:
         L += [f"{c} = {v} <= tk[{j}]"]
-    L += [f"{i} = 2 * {i} + 2 - np.int64({c})"]
+    L += [update.format(i=i, j=j, c=c)]
     return [indent + s for s in L]
 
 
@@ -189,56 +178,78 @@ def _rows_walk(name, V, mode):
     L.append(f"            for lvl in range({1 if hoist else 0}, D):  # lanes interleaved level by level")
     for lane in range(V):
         L += _lane_step(lane, mode, "                ")
-    L.append("            if want_leaf:")
-    L += [f"                lout[r + {lane}, col] = ik[np.uint64(i{lane} - NI)]" for lane in range(V)]
+    L += lanes_tail(V, "ik", "lk", "{i} - NI", "for lvl in range(D):",
+                    _lane_step(0, mode, "                "))
+    return L
+
+
+def lanes_tail(V, ids, vals, leaf, loop, step):
+    """The end of a V-lane walk: each lane's leaf (``ids``/``vals`` indexed by ``leaf`` with
+    ``{i}`` the lane's index) written out, then the rows left over walked one at a time
+    (``loop`` the level loop's header, ``step`` lane 0's step)."""
+    at = [leaf.format(i=f"i{lane}") for lane in range(V)]
+    L = ["            if want_leaf:"]
+    L += [f"                lout[r + {lane}, col] = {ids}[np.uint64({at[lane]})]"
+          for lane in range(V)]
     L.append("            else:")
-    L += [f"                out[r + {lane}, g] += lk[np.uint64(i{lane} - NI)]" for lane in range(V)]
+    L += [f"                out[r + {lane}, g] += {vals}[np.uint64({at[lane]})]"
+          for lane in range(V)]
     L += [f"            r += {V}",
           "        while r < r1:",
           "            x0 = X[r]",
           "            i0 = 0",
-          "            for lvl in range(D):"]
-    L += _lane_step(0, mode, "                ")
+          "            " + loop]
+    L += step
     L += ["            if want_leaf:",
-          "                lout[r, col] = ik[np.uint64(i0 - NI)]",
+          f"                lout[r, col] = {ids}[np.uint64({at[0]})]",
           "            else:",
-          "                out[r, g] += lk[np.uint64(i0 - NI)]",
+          f"                out[r, g] += {vals}[np.uint64({at[0]})]",
           "            r += 1"]
     return L
 
 
-def _kernel_source(V, cat):
-    L = [_HEADER.format(V=V, CAT=cat)]
+def block_driver_source(walk, V, cat, args):
+    """The drivers around a generated walk ``walk(name, V, mode)`` whose functions take
+    ``(X, r0, r1, <args>)``: ``rows_block`` picks the walk for a block of rows (categorical, or
+    NaN in a used feature, or neither), ``run_parallel``/``run_serial`` cover the rows in blocks
+    of ``block`` rows (BLOCK_ROWS; the size mattered little in benchmarks). Shared by pred/vpred and the unpadded walk (``predict.vwalk``)."""
+    L = []
     if cat:
-        L += _rows_walk("walk_cat", V, "cat") + [""]
-        pick = ["    walk_cat(X, r0, r1, D, " + _ARGS + ")"]
+        L += walk("walk_cat", V, "cat") + [""]
+        pick = [f"    walk_cat(X, r0, r1, {args})"]
     else:
-        L += _rows_walk("walk_plain", V, "plain") + [""]
-        L += _rows_walk("walk_nan", V, "nan") + [""]
+        L += walk("walk_plain", V, "plain") + [""]
+        L += walk("walk_nan", V, "nan") + [""]
         pick = ["    nan = False",
                 "    for r in range(r0, r1):",
                 "        for f in used:",
                 "            nan |= X[r, f] != X[r, f]",
                 "    if nan:",
-                "        walk_nan(X, r0, r1, D, " + _ARGS + ")",
+                f"        walk_nan(X, r0, r1, {args})",
                 "    else:",
-                "        walk_plain(X, r0, r1, D, " + _ARGS + ")"]
+                f"        walk_plain(X, r0, r1, {args})"]
     L += ["@njit(cache=True, nogil=True)",
-          f"def rows_block(X, r0, r1, D, used, {_ARGS}):"] + pick + [""]
+          f"def rows_block(X, r0, r1, used, {args}):"] + pick + [""]
     L += ["@njit(cache=True, nogil=True, parallel=True)",
-          f"def run_parallel(X, D, used, {_ARGS}):",
+          f"def run_parallel(X, block, used, {args}):",
           "    n = X.shape[0]",
-          f"    nblk = (n + {BLOCK_ROWS - 1}) // {BLOCK_ROWS}",
+          "    nblk = (n + block - 1) // block",
           "    for b in prange(nblk):",
-          f"        r0 = b * {BLOCK_ROWS}",
-          f"        rows_block(X, r0, min(n, r0 + {BLOCK_ROWS}), D, used, {_ARGS})",
+          "        r0 = b * block",
+          f"        rows_block(X, r0, min(n, r0 + block), used, {args})",
           "",
           "@njit(cache=True, nogil=True)",
-          f"def run_serial(X, D, used, {_ARGS}):",
+          f"def run_serial(X, block, used, {args}):",
           "    n = X.shape[0]",
-          f"    for r0 in range(0, n, {BLOCK_ROWS}):",
-          f"        rows_block(X, r0, min(n, r0 + {BLOCK_ROWS}), D, used, {_ARGS})",
+          "    for r0 in range(0, n, block):",
+          f"        rows_block(X, r0, min(n, r0 + block), used, {args})",
           ""]
+    return L
+
+
+def _kernel_source(V, cat):
+    L = [_HEADER.format(V=V, CAT=cat)]
+    L += block_driver_source(_rows_walk, V, cat, "D, " + _ARGS)
     return "\n".join(L) + "\n"
 
 

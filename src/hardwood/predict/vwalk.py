@@ -1,0 +1,141 @@
+"""VPred for trees that padding does not suit: deep or unbalanced trees (LightGBM's leaf-wise
+trees reach depth 20-40 with a few hundred leaves; padding them to full depth is impossible or
+wasteful).
+
+The walk keeps vpred's branch-free, ``v``-rows-interleaved step but follows child links
+instead of ``2i + 1``/``2i + 2``::
+
+    i = child[2 * i + (x[feature[i]] <= threshold[i] | (isnan(x) & default_left[i]))]
+
+Each tree's internal nodes are numbered breadth-first from 0, its leaves after them, so a row
+has reached a leaf once its index is ``>= m`` (the tree's internal-node count). A leaf links to
+itself through both child slots (slot 1: the test held, slot 0: it did not) (threshold +inf, feature 0), so a lane that is done keeps
+stepping in place while the others go on; the ``v`` lanes stop together when the smallest index
+is a leaf. A tree costs ``v`` times the longest path among the ``v`` rows, not its depth.
+
+The block drivers, the NaN-free walk and the float32 thresholds are pred's
+(:func:`hardwood.predict.pred.block_driver_source`).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._cache import load_source
+from .pred import _HEADER, _floor32, _lane_step, block_driver_source, lanes_tail
+from .struct import _tree_order
+
+_ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
+
+
+class WalkLayout:
+    """The trees ``sel`` (indices into ``trees``) packed for the walk: per tree ``info[k] =
+    (node offset, internal-node count m, leaf offset, output group, column)``."""
+
+    def __init__(self, trees, tree_group, sel, t0, feat_dtype):
+        sizes = [trees[t].n_nodes for t in sel]
+        total = int(sum(sizes))
+        feat = np.zeros(total, feat_dtype)
+        thr = np.full(total, np.inf)
+        flags = np.ones(total, np.uint8)  # leaves: default-left, so NaN also stays in place
+        catoff = np.zeros(total, np.int64)
+        ch = np.zeros(2 * total, np.int32)
+        n_leaves = [int(np.sum(trees[t].feature < 0)) for t in sel]
+        leafval = np.zeros(sum(n_leaves), np.float64)
+        leafid = np.zeros(sum(n_leaves), np.int32)
+        info = np.zeros((len(sel), 5), np.int64)
+        bits, nb_bits, pos, lpos = [], 0, 0, 0
+        for k, t in enumerate(sel):
+            tr = trees[t]
+            order = _tree_order(tr, True)  # breadth-first
+            internal = order[tr.feature[order] >= 0]
+            leaves = order[tr.feature[order] < 0]
+            m = internal.size
+            new = np.empty(tr.n_nodes, np.int64)
+            new[internal] = np.arange(m)
+            new[leaves] = m + np.arange(leaves.size)
+            sl = slice(pos + 0, pos + m)
+            feat[sl] = tr.feature[internal]
+            thr[sl] = tr.threshold[internal]
+            cat = tr.is_categorical[internal]
+            flags[sl] = tr.default_left[internal].astype(np.uint8) | (cat.astype(np.uint8) << 1)
+            catoff[sl] = np.where(cat, tr.cat_offset[internal] + nb_bits, 0)
+            cs = ch[2 * pos:2 * (pos + tr.n_nodes)]
+            cs[0:2 * m:2] = new[tr.right[internal]]  # slot 0: goes right (test false)
+            cs[1:2 * m:2] = new[tr.left[internal]]
+            cs[2 * m::2] = m + np.arange(leaves.size)  # leaves link to themselves
+            cs[2 * m + 1::2] = m + np.arange(leaves.size)
+            leafval[lpos:lpos + leaves.size] = tr.value[leaves]
+            leafid[lpos:lpos + leaves.size] = leaves
+            info[k] = (pos, m, lpos, int(tree_group[t]), t - t0)
+            bits.append(tr.cat_bitsets)
+            nb_bits += tr.cat_bitsets.size
+            pos += tr.n_nodes
+            lpos += leaves.size
+        self.arrays = {"ch": ch, "feat": feat, "thr64": thr, "thr32": _floor32(thr),
+                       "flags": flags, "catoff": catoff, "info": info, "leafval": leafval,
+                       "leafid": leafid}
+        self.has_cat = any(trees[t].is_categorical.any() for t in sel)
+        self.bitsets = (np.concatenate(bits).astype(np.uint32) if nb_bits
+                        else np.zeros(1, np.uint32))
+
+
+def _step(lane, mode, indent):
+    return _lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])")
+
+
+def _min_of(V):
+    """The smallest lane index, as a balanced tree of min()."""
+    names = [f"i{lane}" for lane in range(V)]
+    while len(names) > 1:
+        nxt = [f"min({names[a]}, {names[a + 1]})" for a in range(0, len(names) - 1, 2)]
+        names = nxt + ([names[-1]] if len(names) % 2 else [])
+    return names[0]
+
+
+def _walk(name, V, mode):
+    L = ["@njit(cache=True, nogil=True)",
+         f"def {name}(X, r0, r1, {_ARGS}):",
+         "    for k in range(info.shape[0]):",
+         "        nb = info[k, 0]",
+         "        m = info[k, 1]",
+         "        lb = info[k, 2] - m",
+         "        g = info[k, 3]",
+         "        col = info[k, 4]",
+         "        fk = feat[nb:]",
+         "        tk = thr[nb:]",
+         "        ok = flags[nb:]",
+         "        ck = catoff[nb:]",
+         "        hk = ch[2 * nb:]",
+         "        f0 = fk[0]",  # the root, read once for all lanes (a leaf when m == 0)
+         "        t0 = tk[0]",
+         "        d0 = (ok[0] & 1) != 0",
+         "        r = r0",
+         f"        while r + {V} <= r1:"]
+    for lane in range(V):
+        L.append(f"            x{lane} = X[r + {lane}]")
+        if mode == "cat":
+            L.append(f"            i{lane} = 0")
+        else:
+            root = f"x{lane}[f0] <= t0"
+            if mode == "nan":
+                root = f"({root}) | ((x{lane}[f0] != x{lane}[f0]) & d0)"
+            L.append(f"            i{lane} = np.int64(hk[np.uint64({root})])")
+    L.append("            lo = 0" if mode == "cat" else f"            lo = {_min_of(V)}")
+    L.append("            while lo < m:  # until every lane has reached a leaf")
+    for lane in range(V):
+        L += _step(lane, mode, "                ")
+    L.append(f"                lo = {_min_of(V)}")
+    L += lanes_tail(V, "leafid", "leafval", "lb + {i}", "while i0 < m:",
+                    _step(0, mode, "                "))
+    return L
+
+
+def _source(V, cat):
+    L = [_HEADER.format(V=V, CAT=cat).replace("hardwood.predict.pred:",
+                                               "hardwood.predict.vwalk:")]
+    L += block_driver_source(_walk, V, cat, _ARGS)
+    return "\n".join(L) + "\n"
+
+
+def kernels(V, cat):
+    return load_source(f"vwalk_v{V}_{'c' if cat else 'n'}", _source(V, bool(cat)))

@@ -262,20 +262,23 @@ class PredRuntime(CompiledModel):
         self.layout = layout
         self.cat = layout.has_cat
         self.passes = []
-        fdt = _pred._feat_dtype(self.n_features)
         for g in layout.groups:
             v = self.v if self.v else tuned_v(self.n_features, g["D"])
             g["v"] = v
-            g["featu"] = g["feat"].astype(fdt)  # unsigned: no negative-index fix-up
+            # feature * v, unsigned: the offset into a block's transposed rows, and no
+            # negative-index fix-up
+            g["featu"] = (g["feat"].astype(np.int64) * v).astype(
+                _pred._feat_dtype(self.n_features * v))
             self.passes.append((_pred.kernels(v, self.cat), (g["D"], g["featu"], g["thr32"],
                                 g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
                                 g["leafval"], g["leafid"])))
         self.walked = len(walked)
         if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
-            w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, fdt)
-            a = w.arrays
             v = self.v if self.v else WALK_V
             self.walk_v = v
+            w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, v,
+                                  _pred._feat_dtype(self.n_features * v))
+            a = w.arrays
             self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
                 a["info"], a["leafval"], a["leafid"])))

@@ -21,17 +21,19 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import load_source
-from .pred import _HEADER, _floor32, _lane_step, block_driver_source, lanes_tail
+from .pred import (_HEADER, _floor32, _lane_step, block_driver_source, lanes_tail,
+                   root_test, transposed_block)
 from .struct import _tree_order
 
 _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
 
 
 class WalkLayout:
-    """The trees ``sel`` (indices into ``trees``) packed for the walk: per tree ``info[k] =
-    (node offset, internal-node count m, leaf offset, output group, column)``."""
+    """The trees ``sel`` (indices into ``trees``) packed for the walk of ``V`` lanes: per tree
+    ``info[k] = (node offset, internal-node count m, leaf offset, output group, column)``;
+    features are stored times ``V``."""
 
-    def __init__(self, trees, tree_group, sel, t0, feat_dtype):
+    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype):
         sizes = [trees[t].n_nodes for t in sel]
         total = int(sum(sizes))
         feat = np.zeros(total, feat_dtype)
@@ -54,7 +56,7 @@ class WalkLayout:
             new[internal] = np.arange(m)
             new[leaves] = m + np.arange(leaves.size)
             sl = slice(pos + 0, pos + m)
-            feat[sl] = tr.feature[internal]
+            feat[sl] = tr.feature[internal] * V  # see pred._lane_step
             thr[sl] = tr.threshold[internal]
             cat = tr.is_categorical[internal]
             flags[sl] = tr.default_left[internal].astype(np.uint8) | (cat.astype(np.uint8) << 1)
@@ -79,8 +81,8 @@ class WalkLayout:
                         else np.zeros(1, np.uint32))
 
 
-def _step(lane, mode, indent):
-    return _lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])")
+def _step(lane, mode, indent, V=None):
+    return _lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])", V)
 
 
 def _min_of(V):
@@ -94,7 +96,7 @@ def _min_of(V):
 
 def _walk(name, V, mode):
     L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, {_ARGS}):",
+         f"def {name}(X, r0, r1, {_ARGS}):"] + transposed_block(V) + [
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        m = info[k, 1]",
@@ -110,20 +112,15 @@ def _walk(name, V, mode):
          "        t0 = tk[0]",
          "        d0 = (ok[0] & 1) != 0",
          "        r = r0",
-         f"        while r + {V} <= r1:"]
+         f"        while r + {V} <= r1:",
+         "            xq = xs[(r - r0) * F:]"]
     for lane in range(V):
-        L.append(f"            x{lane} = X[r + {lane}]")
-        if mode == "cat":
-            L.append(f"            i{lane} = 0")
-        else:
-            root = f"x{lane}[f0] <= t0"
-            if mode == "nan":
-                root = f"({root}) | ((x{lane}[f0] != x{lane}[f0]) & d0)"
-            L.append(f"            i{lane} = np.int64(hk[np.uint64({root})])")
+        L.append(f"            i{lane} = 0" if mode == "cat" else
+                 f"            i{lane} = np.int64(hk[np.uint64({root_test(lane, mode)})])")
     L.append("            lo = 0" if mode == "cat" else f"            lo = {_min_of(V)}")
     L.append("            while lo < m:  # until every lane has reached a leaf")
     for lane in range(V):
-        L += _step(lane, mode, "                ")
+        L += _step(lane, mode, "                ", V)
     L.append(f"                lo = {_min_of(V)}")
     L += lanes_tail(V, "leafid", "leafval", "lb + {i}", "while i0 < m:",
                     _step(0, mode, "                "))

@@ -58,12 +58,70 @@ def test_dtype_uint8_and_uint16():
     bm, X = _fit(X, max_bin=1024)
     assert bm.n_bins.max() > 256 and bm.dtype == np.uint16
     assert _check_contract(bm, X).dtype == np.uint16
-    # a categorical field with more than 255 categories needs uint16 even with max_bin=256
+    # one bin per category: a field with more than 255 categories needs uint16 at max_bin=256
     Xc = np.column_stack([rng.normal(size=1000), np.arange(1000) % 300])
-    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1])
+    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1], group_categories=False)
     assert ds.bins_row.dtype == np.uint16 and ds.bin_mapper.n_bins[1] == 301
     np.testing.assert_array_equal(ds.bins_row[:, 1], np.arange(1000) % 300)
     np.testing.assert_array_equal(ds.bins_row.T, ds.bins_col)
+    # grouped (the default): the 254 most frequent categories and one shared bin stay uint8
+    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1])
+    assert ds.bins_row.dtype == np.uint8 and ds.bin_mapper.n_bins[1] == 256
+    np.testing.assert_array_equal(ds.bins_row.T, ds.bins_col)
+
+
+def test_rare_categories_share_one_bin():
+    """More categories than max_bin - 1: the most frequent keep their own bins (in order of
+    frequency, ties by code), the rest share bin max_bin - 2; NaN and unknown codes are missing."""
+    rng = np.random.default_rng(11)
+    K = 40
+    p = 1.0 / np.arange(1, K + 1) ** 1.2
+    codes = rng.permutation(K)[rng.choice(K, size=5000, p=p / p.sum())].astype(np.float64)
+    X = np.column_stack([codes, rng.normal(size=5000)])
+    X[::50, 0] = np.nan
+    ds = Dataset(X, categorical_features=[0], max_bin=16)
+    bm = ds.bin_mapper
+    assert bm.n_value_bins[0] == 15 and bm.missing_bin[0] == 15
+    seen = X[:, 0][~np.isnan(X[:, 0])].astype(np.int64)
+    count = np.bincount(seen, minlength=K)
+    order = np.lexsort((np.arange(K), -count))
+    cb = bm.category_bins(0)
+    assert cb.shape == (K,)
+    np.testing.assert_array_equal(cb[order[:14]], np.arange(14))
+    assert np.all(cb[order[14:]] == 14)
+    b = ds.bins_row[:, 0]
+    ok = ~np.isnan(X[:, 0])
+    np.testing.assert_array_equal(b[ok], cb[X[ok, 0].astype(np.int64)])
+    assert np.all(b[~ok] == 15)
+    rows, _ = bm.transform(np.array([[np.nan, 0.0], [K + 3.0, 0.0], [-1.0, 0.0]]))
+    assert rows[:, 0].tolist() == [15, 15, 15]
+
+
+def test_grouped_categories_reproduce_training_predictions():
+    """Splits over grouped category bins become category sets in the model: the raw rows give
+    the training-time (binned) predictions, and rare categories of one bin predict alike."""
+    rng = np.random.default_rng(12)
+    K, n = 400, 20000
+    p = 1.0 / np.arange(1, K + 1) ** 1.1
+    codes = rng.choice(K, size=n, p=p / p.sum())
+    effect = rng.normal(size=K)
+    X = np.column_stack([codes.astype(np.float64), rng.normal(size=n)])
+    X[::37, 0] = np.nan
+    y = effect[codes] + 0.5 * X[:, 1] + rng.normal(scale=0.1, size=n)
+    ds = Dataset(X, y, categorical_features=[0])
+    assert ds.bins_row.dtype == np.uint8
+    m = hardwood.train({"objective": "reg:squarederror", "max_depth": 4, "eval_metric": "rmse",
+                        "max_cat_to_onehot": 1}, ds, num_boost_round=8, valid_sets=[ds],
+                       valid_names=["train"])
+    assert any(t.is_categorical.any() for t in m.trees)
+    rmse = np.sqrt(np.mean((m.predict(X) - y) ** 2))
+    np.testing.assert_allclose(rmse, m.evals_result["train"]["rmse"][-1], rtol=1e-9)
+    cb = ds.bin_mapper.category_bins(0)
+    rare = np.flatnonzero(cb == cb.max())
+    assert rare.size > 2
+    Z = np.column_stack([rare.astype(np.float64), np.zeros(rare.size)])
+    pr = m.predict(Z)
+    np.testing.assert_array_equal(pr, np.full(rare.size, pr[0]))
 
 
 def test_max_bin_65536_fits_uint16():

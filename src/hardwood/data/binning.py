@@ -6,7 +6,12 @@ Layout of one field's bins:
   Value ``x`` falls in the first bin ``b`` with ``x <= upper_edges[b]``; the last upper edge
   is ``+inf``. A split "bin <= b goes left" is therefore the raw rule ``x <= upper_edges[b]``.
 * categorical field with ``K`` categories (codes ``0..K-1``): bin ``c`` is category ``c``,
-  bin ``K`` is missing (NaN, or a category training never saw).
+  bin ``K`` is missing (NaN, or a code outside ``0..K-1``). A field with more categories than
+  ``max_bin - 1`` (when ``group_categories``, the default) keeps its ``max_bin - 2`` most
+  frequent categories (in the binning sample) as bins ``0..max_bin - 3``, in order of frequency,
+  and puts all the others in one shared bin ``max_bin - 2``, as LightGBM does; bin
+  ``max_bin - 1`` is missing. ``category_bins(j)`` maps codes to bins, so a split over bins
+  becomes a set of categories.
 
 All fields of a node share one histogram (group by field): field ``j`` owns the slots
 ``offsets[j] .. offsets[j] + n_bins[j] - 1``.
@@ -64,13 +69,15 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
 class BinMapper:
     """Learns per-field bins from (a sample of) the training matrix and applies them."""
 
-    def __init__(self, max_bin: int = 256, sample_rows: int = SAMPLE_ROWS, random_state: int = 0):
+    def __init__(self, max_bin: int = 256, sample_rows: int = SAMPLE_ROWS, random_state: int = 0,
+                 group_categories: bool = True):
         if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
                 or not 2 <= max_bin <= 65536):
             raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")
         self.max_bin = int(max_bin)
         self.sample_rows = int(sample_rows)
         self.random_state = random_state
+        self.group_categories = bool(group_categories)
 
     def sample_rows_of(self, n):
         """The rows (sorted) whose values set the bins of an ``n``-row matrix."""
@@ -94,12 +101,18 @@ class BinMapper:
         max_value_bins = self.max_bin - 1  # one slot is the missing bin
         n_value = np.empty(d, dtype=np.int32)
         edges = [np.empty(0)] * d
+        cat_maps = [np.zeros(0, np.int32)] * d
         for j in range(d):
             if is_categorical[j]:
                 if n_categories[j] > 65535:
                     raise ValueError(f"categorical feature {j} has {n_categories[j]} categories; "
                                      "at most 65535 are supported")
-                n_value[j] = max(int(n_categories[j]), 1)
+                K = int(n_categories[j])
+                n_value[j] = max(K, 1)
+                cat_maps[j] = np.arange(K, dtype=np.int32)
+                if self.group_categories and K > max_value_bins:
+                    cat_maps[j] = _grouped_categories(Xs[:, j], K, max_value_bins, ws)
+                    n_value[j] = max_value_bins
         numeric = [j for j in range(d) if not is_categorical[j]]
         # numpy's sort releases the GIL: sort the sampled columns on all cores
         from concurrent.futures import ThreadPoolExecutor
@@ -122,7 +135,25 @@ class BinMapper:
         self.edges_flat = np.concatenate(edges) if edges else np.empty(0)
         self.dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
         self._cells = _cell_tables(edges, is_categorical)
+        self.cat_offsets = np.zeros(d + 1, dtype=np.int64)
+        np.cumsum([m.size for m in cat_maps], out=self.cat_offsets[1:])
+        self.cat_map_flat = (np.concatenate(cat_maps) if d else np.zeros(0)).astype(np.int32)
         return self
+
+    def category_bins(self, field: int) -> np.ndarray:
+        """The bin of each category code ``0..K-1`` of a categorical field."""
+        flat, off = self._maps()
+        return flat[off[field]:off[field + 1]]
+
+    def _maps(self):
+        if not hasattr(self, "cat_map_flat"):  # mappers pickled before categories were grouped
+            d = self.n_bins.size
+            maps = [np.arange(self.n_value_bins[j] if self.is_categorical[j] else 0)
+                    for j in range(d)]
+            self.cat_offsets = np.zeros(d + 1, dtype=np.int64)
+            np.cumsum([m.size for m in maps], out=self.cat_offsets[1:])
+            self.cat_map_flat = np.concatenate(maps).astype(np.int32)
+        return self.cat_map_flat, self.cat_offsets
 
     @property
     def total_bins(self) -> int:
@@ -139,7 +170,7 @@ class BinMapper:
             self._cells = _cell_tables(self.upper_edges, self.is_categorical)
         lo, scale, start, stop = self._cells
         _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
-                    self.n_value_bins, lo, scale, start, stop, rows, cols)
+                    self.n_value_bins, *self._maps(), lo, scale, start, stop, rows, cols)
         return rows, cols
 
     def transform_into(self, X: np.ndarray, rows: np.ndarray, cols: np.ndarray):
@@ -150,7 +181,7 @@ class BinMapper:
             self._cells = _cell_tables(self.upper_edges, self.is_categorical)
         lo, scale, start, stop = self._cells
         _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
-                    self.n_value_bins, lo, scale, start, stop, rows, cols)
+                    self.n_value_bins, *self._maps(), lo, scale, start, stop, rows, cols)
 
     def threshold(self, field: int, bin_: int) -> float:
         return float(self.upper_edges[field][bin_])
@@ -162,6 +193,8 @@ class BinMapper:
             "is_categorical": self.is_categorical.tolist(),
             "n_value_bins": self.n_value_bins.tolist(),
             "upper_edges": [[float(x) for x in e] for e in self.upper_edges],
+            "category_bins": [self.category_bins(j).tolist() if self.is_categorical[j] else None
+                              for j in range(self.n_bins.size)],
         }
 
 
@@ -176,6 +209,21 @@ def _bin_value(x, edges, lo, n_edges):
         base += half * (edges[lo + base + half - 1] < x)
         n -= half
     return base + (edges[lo + base] < x)
+
+
+def _grouped_categories(codes, K, n_bins, weights=None):
+    """Bins of the codes ``0..K-1`` of a field with more categories than ``n_bins``: the
+    ``n_bins - 1`` most frequent (by count, or weight) get bins ``0..n_bins - 2`` in that order
+    (ties: the smaller code first), every other code shares bin ``n_bins - 1``."""
+    ok = ~np.isnan(codes)
+    c = codes[ok].astype(np.int64)
+    w = None if weights is None else weights[ok]
+    inside = (c >= 0) & (c < K)
+    count = np.bincount(c[inside], weights=None if w is None else w[inside], minlength=K)
+    keep = np.lexsort((np.arange(K), -count))[:n_bins - 1]
+    out = np.full(K, n_bins - 1, dtype=np.int32)
+    out[keep] = np.arange(keep.size, dtype=np.int32)
+    return out
 
 
 N_CELLS = 1024
@@ -221,7 +269,8 @@ def _bin_in_range(x, edges, off, a, z):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, lo, scale, start, stop, rows, cols):
+def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, cat_map, cat_off, lo, scale, start,
+                stop, rows, cols):
     n, d = X.shape
     n_blocks = (n + 4095) // 4096
     n_cells = start.shape[1]
@@ -235,7 +284,8 @@ def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, lo, scale, start, stop,
                     b = n_value[j]
                 elif is_cat[j]:
                     c = int(x)
-                    b = c if (c >= 0 and c < n_value[j]) else n_value[j]
+                    K = cat_off[j + 1] - cat_off[j]
+                    b = cat_map[cat_off[j] + c] if (c >= 0 and c < K) else n_value[j]
                 else:
                     off = edge_offsets[j]
                     ne = edge_offsets[j + 1] - off

@@ -52,10 +52,16 @@ class Dataset:
         A training set whose bins (and category maps) this set reuses; use it for
         validation sets.
     feature_names : list of str, optional
+    group_categories : bool
+        A categorical field with more categories than ``max_bin - 1`` keeps its
+        ``max_bin - 2`` most frequent categories as bins and shares one bin among the others
+        (LightGBM's way; bins stay uint8 at the default ``max_bin``). False: one bin per
+        category, whatever their number (bins become uint16 past 255).
     """
 
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
-                 reference: "Dataset | None" = None, feature_names=None, random_state=0):
+                 reference: "Dataset | None" = None, feature_names=None, random_state=0,
+                 group_categories=True):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
         if reference is None:
@@ -94,7 +100,8 @@ class Dataset:
         if reference is not None:
             self.bin_mapper = reference.bin_mapper
         else:
-            self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state)
+            self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state,
+                                        group_categories=group_categories)
             if chunked:  # the mapper's own row sample, converted alone
                 sample = self.bin_mapper.sample_rows_of(self.n_rows)
                 smat, _ = to_float_matrix(_rows(X, sample), info=info, what=what)

@@ -326,7 +326,8 @@ class Grower:
             tbl = tables[i, : nv + 1].copy()
             if self.is_cat[f]:
                 is_cat[i] = True
-                bits = bitset_from_mask(tbl[:nv].astype(bool))
+                # category c goes where its bin goes (grouped rare categories together)
+                bits = bitset_from_mask(tbl[self.bm.category_bins(f)].astype(bool))
                 cat_offset[i] = n_words
                 words.append(bits)
                 n_words += bits.size

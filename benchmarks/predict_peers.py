@@ -174,8 +174,13 @@ def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=())
         assert np.allclose(got, ref, rtol=1e-9, atol=1e-9), rt
         out = np.empty((X.shape[0], model.n_outputs))
         res[rt] = best_of(lambda: c.predict(X, output="raw", out=out), repeat)
-        extra = (f" (v={sorted({g['v'] for g in c.layout.groups})}, "
-                 f"{len(c.layout.groups)} depth passes)") if rt == "vpred" else ""
+        extra = ""
+        if rt == "vpred":
+            extra = (f" (v={sorted({g['v'] for g in c.layout.groups})}, "
+                     f"{len(c.layout.groups)} padded depth passes")
+            if c.walked:
+                extra += f"; {c.walked} trees on the unpadded walk, v={c.walk_v}"
+            extra += ")"
         print(f"  hardwood {rt:19s} {res[rt]:8.3f} s  {X.shape[0] / res[rt] / 1e6:7.2f} M rows/s"
               f"  compile {ct:.2f} s{extra}")
     done = [r for r in runtimes if r in res]

@@ -158,7 +158,10 @@ def transposed_block(V):
     within each group of V rows (``xs[(r - r0) * F + f * V + lane]``)."""
     return ["    F = X.shape[1]",
             f"    nq = (r1 - r0) // {V}",
-            f"    xs = np.empty(nq * {V} * F, X.dtype)",
+            "    if nq > 0:",
+            f"        xs = np.empty(nq * {V} * F, X.dtype)",
+            "    else:  # no full group of lanes (one row, say): nothing to copy, nothing allocated",
+            "        xs = X[r0]",
             "    for q in range(nq):",
             f"        base = q * {V} * F",
             f"        for lane in range({V}):",

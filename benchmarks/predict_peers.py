@@ -238,6 +238,9 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--latency-n", type=int, default=5000, help="calls per latency median")
     ap.add_argument("--no-tl2cgen", action="store_true")
+    ap.add_argument("--no-codegen", action="store_true",
+                    help="skip hardwood's codegen runtime in the full run (its Numba compile of "
+                    "500 trees takes ~10 minutes)")
     ap.add_argument("--no-lleaves", action="store_true")
     ap.add_argument("--no-lleaves-setup", action="store_true",
                     help="do not create the lleaves virtualenv when it is missing")
@@ -289,7 +292,8 @@ def main():
             notes.append(f"tl2cgen: {tl[1]}")
         notes.append("lleaves: reads LightGBM models only (not compared on XGBoost)")
         run_model("XGBoost 500 x depth 6 (Higgs-shaped)", m, X, peers, repeat,
-                  runtimes + (["codegen"] if not args.quick else []), notes=notes)
+                  runtimes + (["codegen"] if not (args.quick or args.no_codegen) else []),
+                  notes=notes)
         single_row("XGBoost 500 x depth 6", m, row, lat_peers,
                    ["naive", "struct+", "pred", "vpred", "auto"], lat_n)
 

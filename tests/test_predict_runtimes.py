@@ -148,6 +148,36 @@ def test_pred_blocks_with_and_without_nan(runtime):
                                           m.predict(x, output=output))
 
 
+@pytest.mark.parametrize("walk", ["auto", "all"])
+def test_wide_rows_few_used_features(monkeypatch, walk):
+    """Only the features the splits use are copied into a block's transposed rows: a model
+    that tests 3 of 2,000 features gives the naive walk's output (NaN in used and unused
+    features), and its layout indexes the 3 (plus feature 0, the padding's dummy feature)."""
+    from hardwood.predict import dispatch
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", walk)
+    m, _ = _random_model(9, n_trees=6, n_features=3, depth=4, balanced=True)
+    wide = [5, 1234, 1999]
+    trees = []
+    for t in m.trees:
+        f = t.feature.copy()
+        f[f >= 0] = np.asarray(wide)[f[f >= 0]]
+        trees.append(Tree.from_arrays(feature=f, threshold=t.threshold, left=t.left,
+                                      right=t.right, default_left=t.default_left,
+                                      is_categorical=t.is_categorical, cat_offset=t.cat_offset,
+                                      value=t.value, gain=t.gain, cover=t.cover, count=t.count))
+    info = FeatureInfo(names=[f"f{j}" for j in range(2000)], is_categorical=np.zeros(2000, bool),
+                       categories=[None] * 2000)
+    wm = Model(trees, np.zeros(len(trees), np.int32), [0.25], "reg:squarederror", 1, info)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 2000))
+    X[rng.random(X.shape) < 0.1] = np.nan
+    c = hardwood.compile(wm, "vpred", v=4)
+    assert c.used.tolist() == [0] + wide
+    for x in (X, X[:3], X.astype(np.float32)):
+        for output in ("raw", "leaf"):
+            np.testing.assert_array_equal(c.predict(x, output=output), wm.predict(x, output=output))
+
+
 def test_thresholds_at_float32_boundaries():
     """Row values equal to, and one ulp around, each threshold (float32 and float64)."""
     m, _ = _random_model(5, n_trees=4, n_features=3, depth=3, balanced=True)

@@ -261,14 +261,19 @@ class PredRuntime(CompiledModel):
                                   pad=self._pad, sel=padded)
         self.layout = layout
         self.cat = layout.has_cat
+        # the features the splits use: a block of rows with no NaN in them takes the walk
+        # without the default-direction test, and only they are copied into a block's
+        # transposed rows (a node stores its feature's place among them, times v)
+        used = [t.feature[t.feature >= 0] for t in trees]
+        self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
+        position = np.zeros(self.n_features, np.int64)
+        position[self.used] = np.arange(self.used.size)
         self.passes = []
         for g in layout.groups:
             v = self.v if self.v else tuned_v(self.n_features, g["D"])
             g["v"] = v
-            # feature * v, unsigned: the offset into a block's transposed rows, and no
-            # negative-index fix-up
-            g["featu"] = (g["feat"].astype(np.int64) * v).astype(
-                _pred._feat_dtype(self.n_features * v))
+            # unsigned: no negative-index fix-up
+            g["featu"] = (position[g["feat"]] * v).astype(_pred._feat_dtype(self.used.size * v))
             self.passes.append((_pred.kernels(v, self.cat), (g["D"], g["featu"], g["thr32"],
                                 g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
                                 g["leafval"], g["leafid"])))
@@ -277,15 +282,11 @@ class PredRuntime(CompiledModel):
             v = self.v if self.v else WALK_V
             self.walk_v = v
             w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, v,
-                                  _pred._feat_dtype(self.n_features * v))
+                                  _pred._feat_dtype(self.used.size * v), position)
             a = w.arrays
             self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
                 a["info"], a["leafval"], a["leafid"])))
-        # the features the splits use: a block of rows with no NaN in them takes the walk
-        # without the default-direction test
-        used = [t.feature[t.feature >= 0] for t in trees]
-        self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
         self.const = layout.const_trees
         self.one_row_reason = (f"{len(walked)} trees take the unpadded walk" if walked else
                                _pred.one_row_unsupported_reason(self.model.trees, self.t0,

@@ -129,16 +129,17 @@ _ARGS = "feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout,
 def _lane_step(lane, mode, indent, update="{i} = 2 * {i} + 2 - np.int64({c})", V=None):
     """One level of lane ``lane``: ``c`` = the row goes left, then ``update`` (default: the
     padded tree's ``i = 2i + 2 - c``); branch-free unless categorical. ``fk``/``tk``/``ok``/
-    ``ck`` are the tree's own slices of the node arrays; ``fk`` holds feature * V. With ``V``,
-    the lane reads its row from the block's transposed copy ``xq`` (feature-major, V lanes
-    side by side: one base register for all lanes); without, lane 0 reads row ``x0``."""
+    ``ck`` are the tree's own slices of the node arrays; ``fk`` holds u * V, where ``used[u]``
+    is the feature. With ``V``, the lane reads its row from the block's transposed copy ``xq``
+    (the used features only, V lanes side by side: one base register for all lanes); without,
+    lane 0 reads row ``x0``."""
     i, j, v, c = f"i{lane}", f"j{lane}", f"v{lane}", f"c{lane}"
-    x = (f"xq[np.uint64(fk[{j}] + {lane})]" if V else f"x0[fk[{j}] // {_V_NAME}]")
+    x = (f"xq[np.uint64(fk[{j}] + {lane})]" if V else f"x0[used[fk[{j}] // {_V_NAME}]]")
     L = [f"{j} = np.uint64({i})", f"{v} = {x}"]
     nan_left = f"({v} <= tk[{j}]) | (({v} != {v}) & ((ok[{j}] & 1) != 0))"
     if mode == "cat":
         L += [f"if ok[{j}] & 2:",
-              f"    {c} = cat_left({v}, ck[{j}], fk[{j}] // {_V_NAME}, bits, ncat, "
+              f"    {c} = cat_left({v}, ck[{j}], used[fk[{j}] // {_V_NAME}], bits, ncat, "
               f"(ok[{j}] & 1) != 0)",
               "else:",
               f"    {c} = {nan_left}"]
@@ -154,9 +155,11 @@ _V_NAME = "VL"  # the generated modules' lane count (a global constant there)
 
 
 def transposed_block(V):
-    """Lines that copy rows r0 .. r0 + V * (rows // V) - 1 of X into ``xs``, feature-major
-    within each group of V rows (``xs[(r - r0) * F + f * V + lane]``)."""
-    return ["    F = X.shape[1]",
+    """Lines that copy the used features (``used``: the sorted features the splits test) of rows
+    r0 .. r0 + V * (rows // V) - 1 of X into ``xs``, feature-major within each group of V rows
+    (``xs[(r - r0) * F + u * V + lane]`` is feature ``used[u]``, ``F = len(used)``): the copy
+    costs no more than the model's split count per row, however wide X is."""
+    return ["    F = used.shape[0]",
             f"    nq = (r1 - r0) // {V}",
             "    if nq > 0:",
             f"        xs = np.empty(nq * {V} * F, X.dtype)",
@@ -166,8 +169,8 @@ def transposed_block(V):
             f"        base = q * {V} * F",
             f"        for lane in range({V}):",
             f"            xr = X[r0 + q * {V} + lane]",
-            "            for f in range(F):",
-            f"                xs[base + f * {V} + lane] = xr[f]"]
+            "            for u in range(F):",
+            f"                xs[base + u * {V} + lane] = xr[used[u]]"]
 
 
 def root_test(lane, mode):
@@ -184,7 +187,7 @@ def _rows_walk(name, V, mode):
     models the root's feature and threshold are read once per tree for all lanes."""
     hoist = mode != "cat"
     L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, D, {_ARGS}):"] + transposed_block(V) + [
+         f"def {name}(X, r0, r1, used, D, {_ARGS}):"] + transposed_block(V) + [
          "    NI = (1 << D) - 1",
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
@@ -239,13 +242,13 @@ def lanes_tail(V, ids, vals, leaf, loop, step):
 
 def block_driver_source(walk, V, cat, args):
     """The drivers around a generated walk ``walk(name, V, mode)`` whose functions take
-    ``(X, r0, r1, <args>)``: ``rows_block`` picks the walk for a block of rows (categorical, or
+    ``(X, r0, r1, used, <args>)``: ``rows_block`` picks the walk for a block of rows (categorical, or
     NaN in a used feature, or neither), ``run_parallel``/``run_serial`` cover the rows in blocks
     of ``block`` rows (BLOCK_ROWS; the size mattered little in benchmarks). Shared by pred/vpred and the unpadded walk (``predict.vwalk``)."""
     L = []
     if cat:
         L += walk("walk_cat", V, "cat") + [""]
-        pick = [f"    walk_cat(X, r0, r1, {args})"]
+        pick = [f"    walk_cat(X, r0, r1, used, {args})"]
     else:
         L += walk("walk_plain", V, "plain") + [""]
         L += walk("walk_nan", V, "nan") + [""]
@@ -254,9 +257,9 @@ def block_driver_source(walk, V, cat, args):
                 "        for f in used:",
                 "            nan |= X[r, f] != X[r, f]",
                 "    if nan:",
-                f"        walk_nan(X, r0, r1, {args})",
+                f"        walk_nan(X, r0, r1, used, {args})",
                 "    else:",
-                f"        walk_plain(X, r0, r1, {args})"]
+                f"        walk_plain(X, r0, r1, used, {args})"]
     L += ["@njit(cache=True, nogil=True)",
           f"def rows_block(X, r0, r1, used, {args}):"] + pick + [""]
     L += ["@njit(cache=True, nogil=True, parallel=True)",

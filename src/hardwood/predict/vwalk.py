@@ -31,9 +31,9 @@ _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, l
 class WalkLayout:
     """The trees ``sel`` (indices into ``trees``) packed for the walk of ``V`` lanes: per tree
     ``info[k] = (node offset, internal-node count m, leaf offset, output group, column)``;
-    features are stored times ``V``."""
+    a feature ``f`` is stored as ``position[f] * V`` (its place among the used features)."""
 
-    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype):
+    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype, position):
         sizes = [trees[t].n_nodes for t in sel]
         total = int(sum(sizes))
         feat = np.zeros(total, feat_dtype)
@@ -56,7 +56,7 @@ class WalkLayout:
             new[internal] = np.arange(m)
             new[leaves] = m + np.arange(leaves.size)
             sl = slice(pos + 0, pos + m)
-            feat[sl] = tr.feature[internal] * V  # see pred._lane_step
+            feat[sl] = position[tr.feature[internal]] * V  # see pred._lane_step
             thr[sl] = tr.threshold[internal]
             cat = tr.is_categorical[internal]
             flags[sl] = tr.default_left[internal].astype(np.uint8) | (cat.astype(np.uint8) << 1)
@@ -96,7 +96,7 @@ def _min_of(V):
 
 def _walk(name, V, mode):
     L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, {_ARGS}):"] + transposed_block(V) + [
+         f"def {name}(X, r0, r1, used, {_ARGS}):"] + transposed_block(V) + [
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        m = info[k, 1]",

@@ -149,6 +149,20 @@ def test_pred_blocks_with_and_without_nan(runtime):
 
 
 @pytest.mark.parametrize("walk", ["auto", "all"])
+@pytest.mark.parametrize("direct", [False, True])
+@pytest.mark.parametrize("name", ["reg", "multi", "cat", "random"])
+def test_rows_read_in_place_or_copied(models, monkeypatch, name, direct, walk):
+    """Both ways of reading a block's rows (the transposed copy of the used features, or the
+    rows in place for short walks) give the naive walk's output, padded and unpadded."""
+    monkeypatch.setattr(dispatch, "DIRECT_FACTOR", 10 ** 9 if direct else 0)
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", walk)
+    m, X = models[name]
+    c = hardwood.compile(m, "vpred", v=4)
+    assert c.direct is direct
+    _check(c, m, X)
+
+
+@pytest.mark.parametrize("walk", ["auto", "all"])
 def test_wide_rows_few_used_features(monkeypatch, walk):
     """Only the features the splits use are copied into a block's transposed rows: a model
     that tests 3 of 2,000 features gives the naive walk's output (NaN in used and unused

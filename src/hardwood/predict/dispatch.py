@@ -287,6 +287,10 @@ class PredRuntime(CompiledModel):
             self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
                 a["info"], a["leafval"], a["leafid"])))
+        # rows read in place (no NaN scan, no block copy) when the walk is short next to the
+        # used-feature count: both cost about one step per used feature and row
+        steps = sum(t.depth() for t in trees)
+        self.direct = bool(DIRECT_FACTOR * self.used.size > steps)
         self.const = layout.const_trees
         self.one_row_reason = (f"{len(walked)} trees take the unpadded walk" if walked else
                                _pred.one_row_unsupported_reason(self.model.trees, self.t0,
@@ -306,7 +310,7 @@ class PredRuntime(CompiledModel):
         f32 = X.dtype == np.float32
         for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
                   leafid) in self.passes:
-            args = (self.block, self.used, first, feat, thr32 if f32 else thr64, flags, catoff, bits,
+            args = (self.block, self.used, self.direct, first, feat, thr32 if f32 else thr64, flags, catoff, bits,
                     self.ncat, info, leafval, leafid, out, lout, want_leaf)
             if n < SERIAL_ROWS:
                 mod.run_serial(X, *args)
@@ -328,6 +332,7 @@ class PredRuntime(CompiledModel):
 # a tree takes vwalk's unpadded walk rather than padding when it is deeper than pred can pad,
 # or when padding would multiply its leaves by more than WALK_PAD_FACTOR (benchmarks/README.md)
 WALK_PAD_FACTOR = 8
+DIRECT_FACTOR = 4  # see PredRuntime._build (benchmarks/README.md: the synthetic study)
 WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
 
 

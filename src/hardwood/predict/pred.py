@@ -126,15 +126,17 @@ VL = {V}
 _ARGS = "feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
 
 
-def _lane_step(lane, mode, indent, update="{i} = 2 * {i} + 2 - np.int64({c})", V=None):
+def _lane_step(lane, mode, indent, update="{i} = 2 * {i} + 2 - np.int64({c})", V=None,
+               direct=False):
     """One level of lane ``lane``: ``c`` = the row goes left, then ``update`` (default: the
     padded tree's ``i = 2i + 2 - c``); branch-free unless categorical. ``fk``/``tk``/``ok``/
     ``ck`` are the tree's own slices of the node arrays; ``fk`` holds u * V, where ``used[u]``
     is the feature. With ``V``, the lane reads its row from the block's transposed copy ``xq``
     (the used features only, V lanes side by side: one base register for all lanes); without,
-    lane 0 reads row ``x0``."""
+    lane 0 reads row ``x0``; ``direct``: lane ``l`` reads row ``x{l}`` (no copy)."""
     i, j, v, c = f"i{lane}", f"j{lane}", f"v{lane}", f"c{lane}"
-    x = (f"xq[np.uint64(fk[{j}] + {lane})]" if V else f"x0[used[fk[{j}] // {_V_NAME}]]")
+    x = (f"xq[np.uint64(fk[{j}] + {lane})]" if V and not direct
+         else f"x{lane if V else 0}[used[fk[{j}] // {_V_NAME}]]")
     L = [f"{j} = np.uint64({i})", f"{v} = {x}"]
     nan_left = f"({v} <= tk[{j}]) | (({v} != {v}) & ((ok[{j}] & 1) != 0))"
     if mode == "cat":
@@ -173,21 +175,28 @@ def transposed_block(V):
             f"                xs[base + u * {V} + lane] = xr[used[u]]"]
 
 
-def root_test(lane, mode):
+def root_test(lane, mode, direct=False):
     """Lane ``lane``'s test at the root (``f0``/``t0``/``d0``, read once for all lanes)."""
-    x = f"xq[np.uint64(f0 + {lane})]"
+    x = f"x{lane}[used[f0 // {_V_NAME}]]" if direct else f"xq[np.uint64(f0 + {lane})]"
     root = f"{x} <= t0"
     if mode == "nan":
         root = f"({root}) | (({x} != {x}) & d0)"
     return root
 
 
-def _rows_walk(name, V, mode):
+def lanes_rows(V, direct):
+    """The start of a group of V lanes: their rows' block copy ``xq``, or (``direct``) the rows."""
+    if direct:
+        return [f"            x{lane} = X[r + {lane}]" for lane in range(V)]
+    return ["            xq = xs[(r - r0) * F:]"]
+
+
+def _rows_walk(name, V, mode, direct=False):
     """Rows r0..r1 through every tree of a depth group, V rows interleaved. Outside categorical
     models the root's feature and threshold are read once per tree for all lanes."""
     hoist = mode != "cat"
     L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, used, D, {_ARGS}):"] + transposed_block(V) + [
+         f"def {name}(X, r0, r1, used, D, {_ARGS}):"] + ([] if direct else transposed_block(V)) + [
          "    NI = (1 << D) - 1",
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
@@ -202,14 +211,13 @@ def _rows_walk(name, V, mode):
          "        ik = leafid[lb:lb + NI + 1]"]
     if hoist:
         L += ["        f0 = fk[0]", "        t0 = tk[0]", "        d0 = (ok[0] & 1) != 0"]
-    L += ["        r = r0", f"        while r + {V} <= r1:",
-          "            xq = xs[(r - r0) * F:]"]
+    L += ["        r = r0", f"        while r + {V} <= r1:"] + lanes_rows(V, direct)
     for lane in range(V):
-        L.append(f"            i{lane} = 2 - np.int64({root_test(lane, mode)})" if hoist
+        L.append(f"            i{lane} = 2 - np.int64({root_test(lane, mode, direct)})" if hoist
                  else f"            i{lane} = 0")
     L.append(f"            for lvl in range({1 if hoist else 0}, D):  # lanes interleaved level by level")
     for lane in range(V):
-        L += _lane_step(lane, mode, "                ", V=V)
+        L += _lane_step(lane, mode, "                ", V=V, direct=direct)
     L += lanes_tail(V, "ik", "lk", "{i} - NI", "for lvl in range(D):",
                     _lane_step(0, mode, "                "))
     return L
@@ -245,7 +253,9 @@ def block_driver_source(walk, V, cat, args):
     ``(X, r0, r1, used, <args>)``: ``rows_block`` picks the walk for a block of rows (categorical, or
     NaN in a used feature, or neither), ``run_parallel``/``run_serial`` cover the rows in blocks
     of ``block`` rows (BLOCK_ROWS; the size mattered little in benchmarks). Shared by pred/vpred and the unpadded walk (``predict.vwalk``)."""
-    L = []
+    # the direct walk reads the rows in place: for models whose walk is short next to the
+    # per-row cost of the NaN scan and the block copy (few trees, many used features)
+    L = walk("walk_direct", V, "cat" if cat else "nan", True) + [""]
     if cat:
         L += walk("walk_cat", V, "cat") + [""]
         pick = [f"    walk_cat(X, r0, r1, used, {args})"]
@@ -261,20 +271,23 @@ def block_driver_source(walk, V, cat, args):
                 "    else:",
                 f"        walk_plain(X, r0, r1, used, {args})"]
     L += ["@njit(cache=True, nogil=True)",
-          f"def rows_block(X, r0, r1, used, {args}):"] + pick + [""]
+          f"def rows_block(X, r0, r1, used, direct, {args}):",
+          "    if direct:",
+          f"        walk_direct(X, r0, r1, used, {args})",
+          "        return"] + pick + [""]
     L += ["@njit(cache=True, nogil=True, parallel=True)",
-          f"def run_parallel(X, block, used, {args}):",
+          f"def run_parallel(X, block, used, direct, {args}):",
           "    n = X.shape[0]",
           "    nblk = (n + block - 1) // block",
           "    for b in prange(nblk):",
           "        r0 = b * block",
-          f"        rows_block(X, r0, min(n, r0 + block), used, {args})",
+          f"        rows_block(X, r0, min(n, r0 + block), used, direct, {args})",
           "",
           "@njit(cache=True, nogil=True)",
-          f"def run_serial(X, block, used, {args}):",
+          f"def run_serial(X, block, used, direct, {args}):",
           "    n = X.shape[0]",
           "    for r0 in range(0, n, block):",
-          f"        rows_block(X, r0, min(n, r0 + block), used, {args})",
+          f"        rows_block(X, r0, min(n, r0 + block), used, direct, {args})",
           ""]
     return L
 

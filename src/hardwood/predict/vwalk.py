@@ -22,7 +22,7 @@ import numpy as np
 
 from ._cache import load_source
 from .pred import (_HEADER, _floor32, _lane_step, block_driver_source, lanes_tail,
-                   root_test, transposed_block)
+                   lanes_rows, root_test, transposed_block)
 from .struct import _tree_order
 
 _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
@@ -81,8 +81,9 @@ class WalkLayout:
                         else np.zeros(1, np.uint32))
 
 
-def _step(lane, mode, indent, V=None):
-    return _lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])", V)
+def _step(lane, mode, indent, V=None, direct=False):
+    return _lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])", V,
+                      direct)
 
 
 def _min_of(V):
@@ -94,9 +95,9 @@ def _min_of(V):
     return names[0]
 
 
-def _walk(name, V, mode):
+def _walk(name, V, mode, direct=False):
     L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, used, {_ARGS}):"] + transposed_block(V) + [
+         f"def {name}(X, r0, r1, used, {_ARGS}):"] + ([] if direct else transposed_block(V)) + [
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        m = info[k, 1]",
@@ -112,15 +113,14 @@ def _walk(name, V, mode):
          "        t0 = tk[0]",
          "        d0 = (ok[0] & 1) != 0",
          "        r = r0",
-         f"        while r + {V} <= r1:",
-         "            xq = xs[(r - r0) * F:]"]
+         f"        while r + {V} <= r1:"] + lanes_rows(V, direct)
     for lane in range(V):
         L.append(f"            i{lane} = 0" if mode == "cat" else
-                 f"            i{lane} = np.int64(hk[np.uint64({root_test(lane, mode)})])")
+                 f"            i{lane} = np.int64(hk[np.uint64({root_test(lane, mode, direct)})])")
     L.append("            lo = 0" if mode == "cat" else f"            lo = {_min_of(V)}")
     L.append("            while lo < m:  # until every lane has reached a leaf")
     for lane in range(V):
-        L += _step(lane, mode, "                ", V)
+        L += _step(lane, mode, "                ", V, direct)
     L.append(f"                lo = {_min_of(V)}")
     L += lanes_tail(V, "leafid", "leafval", "lb + {i}", "while i0 < m:",
                     _step(0, mode, "                "))

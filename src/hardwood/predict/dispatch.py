@@ -104,8 +104,8 @@ class CompiledModel:
         for n in (1, 8, SERIAL_ROWS + 1):
             self._raw(np.zeros((n, self.n_features), dt), np.zeros((n, self.n_outputs)))
         # the one-row kernel (pred.OneRowLayout) is compiled on the first one-row call, not
-        # here: its unrolled walk takes Numba 10-25 s to build the first time on a machine
-        # (then it loads from the disk cache), a cost batch-only users should not pay
+        # here: it takes Numba a few seconds to build the first time on a machine (then it
+        # loads from the disk cache), a cost batch-only users should not pay
 
     def _matrix(self, X):
         if (type(X) is np.ndarray and X.ndim == 2 and not self.has_cat_features
@@ -251,12 +251,13 @@ class PredRuntime(CompiledModel):
 
     def _build(self):
         trees = self.model.trees[self.t0:self.t1]
-        walks = [_walks(t, self._walk) for t in trees]
-        if _pred.padded_size([t.depth() for t, w in zip(trees, walks)
-                              if not w]) > _pred.MAX_PADDED_NODES:
+        depths = [t.depth() for t in trees]
+        walks = [_walks(t, d, self._walk) for t, d in zip(trees, depths)]
+        if _pred.padded_size([d for d, w in zip(depths, walks) if not w]) > \
+                _pred.MAX_PADDED_NODES:
             walks = [True] * len(trees)  # padding all the others would take too much memory
         walked = [self.t0 + k for k, w in enumerate(walks) if w]
-        padded = sorted(set(range(self.t0, self.t1)) - set(walked))
+        padded = [self.t0 + k for k, w in enumerate(walks) if not w]
         layout = _pred.PredLayout(self.model.trees, self.model.tree_group, self.t0, self.t1,
                                   pad=self._pad, sel=padded)
         self.layout = layout
@@ -289,8 +290,7 @@ class PredRuntime(CompiledModel):
                 a["info"], a["leafval"], a["leafid"])))
         # rows read in place (no NaN scan, no block copy) when the walk is short next to the
         # used-feature count: both cost about one step per used feature and row
-        steps = sum(t.depth() for t in trees)
-        self.direct = bool(DIRECT_FACTOR * self.used.size > steps)
+        self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
         self.const = layout.const_trees
         self.one_row_reason = (f"{len(walked)} trees take the unpadded walk" if walked else
                                _pred.one_row_unsupported_reason(self.model.trees, self.t0,
@@ -310,8 +310,8 @@ class PredRuntime(CompiledModel):
         f32 = X.dtype == np.float32
         for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
                   leafid) in self.passes:
-            args = (self.block, self.used, self.direct, first, feat, thr32 if f32 else thr64, flags, catoff, bits,
-                    self.ncat, info, leafval, leafid, out, lout, want_leaf)
+            args = (self.block, self.used, self.direct, first, feat, thr32 if f32 else thr64,
+                    flags, catoff, bits, self.ncat, info, leafval, leafid, out, lout, want_leaf)
             if n < SERIAL_ROWS:
                 mod.run_serial(X, *args)
             else:
@@ -336,10 +336,10 @@ DIRECT_FACTOR = 4  # see PredRuntime._build (benchmarks/README.md: the synthetic
 WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
 
 
-def _walks(tree, rule):
+def _walks(tree, d, rule):
+    """Whether ``tree`` (of depth ``d``) takes the unpadded walk."""
     if rule in ("all", "none"):
         return rule == "all"
-    d = tree.depth()
     if d > _pred.MAX_DEPTH:
         return True
     n_leaves = int(np.sum(tree.feature < 0))

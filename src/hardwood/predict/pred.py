@@ -191,22 +191,29 @@ def lanes_rows(V, direct):
     return ["            xq = xs[(r - r0) * F:]"]
 
 
+def walk_head(name, params, V, direct):
+    """The decorator, signature and (unless ``direct``) block copy of a generated walk."""
+    return (["@njit(cache=True, nogil=True)", f"def {name}(X, r0, r1, used, {params}):"]
+            + ([] if direct else transposed_block(V)))
+
+
+def node_slices(stop):
+    """Lines slicing tree k's node arrays from its first node ``nb`` to ``stop`` (may be '')."""
+    return [f"        {k} = {a}[nb:{stop}]"
+            for k, a in (("fk", "feat"), ("tk", "thr"), ("ok", "flags"), ("ck", "catoff"))]
+
+
 def _rows_walk(name, V, mode, direct=False):
     """Rows r0..r1 through every tree of a depth group, V rows interleaved. Outside categorical
     models the root's feature and threshold are read once per tree for all lanes."""
     hoist = mode != "cat"
-    L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, used, D, {_ARGS}):"] + ([] if direct else transposed_block(V)) + [
+    L = walk_head(name, f"D, {_ARGS}", V, direct) + [
          "    NI = (1 << D) - 1",
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        lb = info[k, 1]",
          "        g = info[k, 2]",
-         "        col = info[k, 3]",
-         "        fk = feat[nb:nb + NI]",
-         "        tk = thr[nb:nb + NI]",
-         "        ok = flags[nb:nb + NI]",
-         "        ck = catoff[nb:nb + NI]",
+         "        col = info[k, 3]"] + node_slices("nb + NI") + [
          "        lk = leafval[lb:lb + NI + 1]",
          "        ik = leafid[lb:lb + NI + 1]"]
     if hoist:

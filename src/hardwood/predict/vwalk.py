@@ -22,7 +22,7 @@ import numpy as np
 
 from ._cache import load_source
 from .pred import (_HEADER, _floor32, _lane_step, block_driver_source, lanes_tail,
-                   lanes_rows, root_test, transposed_block)
+                   lanes_rows, node_slices, root_test, walk_head)
 from .struct import _tree_order
 
 _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
@@ -96,18 +96,13 @@ def _min_of(V):
 
 
 def _walk(name, V, mode, direct=False):
-    L = ["@njit(cache=True, nogil=True)",
-         f"def {name}(X, r0, r1, used, {_ARGS}):"] + ([] if direct else transposed_block(V)) + [
+    L = walk_head(name, _ARGS, V, direct) + [
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        m = info[k, 1]",
          "        lb = info[k, 2] - m",
          "        g = info[k, 3]",
-         "        col = info[k, 4]",
-         "        fk = feat[nb:]",
-         "        tk = thr[nb:]",
-         "        ok = flags[nb:]",
-         "        ck = catoff[nb:]",
+         "        col = info[k, 4]"] + node_slices("") + [
          "        hk = ch[2 * nb:]",
          "        f0 = fk[0]",  # the root, read once for all lanes (a leaf when m == 0)
          "        t0 = tk[0]",

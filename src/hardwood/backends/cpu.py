@@ -201,6 +201,13 @@ def _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, seg_b
 
 
 @njit(parallel=True, cache=True, nogil=True)
+def fill_row_ids(rows):
+    """rows[i] = i, in place (a tree over every row starts from this order)."""
+    for i in prange(rows.shape[0]):
+        rows[i] = i
+
+
+@njit(parallel=True, cache=True, nogil=True)
 def _add_segment_values(rows, blk_seg, blk_begin, blk_end, seg_value, pred):
     for k in prange(blk_begin.shape[0]):
         v = seg_value[blk_seg[k]]

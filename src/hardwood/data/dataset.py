@@ -10,6 +10,19 @@ MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
 CHUNK_ROWS = 65536  # DataFrames and sparse matrices are converted this many rows at a time
 
 
+def _release_freed_memory():
+    """Hand the heap's free memory back to the system (glibc only; elsewhere a no-op).
+    Converting a DataFrame chunk by chunk frees many mid-sized blocks that glibc keeps;
+    without this they stay resident through the whole fit (categorical benchmark: the fit's
+    peak 93 -> 85 MB for 46 MB of raw X)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+
+
 def _rows(X, idx_or_slice):
     return X.iloc[idx_or_slice] if hasattr(X, "iloc") else X[idx_or_slice]
 
@@ -127,6 +140,7 @@ class Dataset:
                 bm.transform_into(mat, self.bins_row[a:b], cols)
                 self.bins_col[:, a:b] = cols
             del mat
+        _release_freed_memory()
         self.reference = reference
 
     @property

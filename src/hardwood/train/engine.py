@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import metrics as M
 from ..backends.base import make_backend
+from ..backends.cpu import fill_row_ids
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..objectives import get_objective
@@ -94,7 +95,8 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     p["objective"] = obj.name
     obj.check_labels(y)
     K = obj.n_outputs
-    w = train_set.weight if train_set.weight is not None else np.ones(n)
+    # unit weights as a read-only stride-0 view: no n-sized array in the training state
+    w = train_set.weight if train_set.weight is not None else np.broadcast_to(np.float64(1.0), (n,))
     base = obj.base_score(y, w) if p["base_score"] is None else obj.margin_from_user(p["base_score"])
 
     metric_names = p["eval_metric"] or [obj.default_metric]
@@ -135,7 +137,7 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
         trees, groups = [], []
         evals_result = {name: {m: [] for m in metric_names} for name in valid_names}
         d = train_set.n_features
-        all_rows = np.arange(n, dtype=np.int32)
+        all_rows = None  # the row ids of an unsampled tree, refilled in place for each tree
         model = Model([], [], base, obj.name, K, train_set.info, params=p)
         cbs.before_training(model)
         for it in range(int(num_boost_round)):
@@ -147,9 +149,12 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
             if p["subsample"] < 1.0:
                 rows = np.flatnonzero(rng.random(n) < p["subsample"]).astype(np.int32)
                 if rows.size == 0:
-                    rows = all_rows[:1].copy()
+                    rows = np.zeros(1, dtype=np.int32)
             else:
-                rows = all_rows.copy()
+                if all_rows is None:
+                    all_rows = np.empty(n, dtype=np.int32)
+                fill_row_ids(all_rows)
+                rows = all_rows
             sampled = rows.size < n
             if p["colsample_bytree"] < 1.0:
                 k = max(1, int(p["colsample_bytree"] * d))

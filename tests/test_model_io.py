@@ -696,3 +696,17 @@ def test_random_byte_fuzz(small_model):
             loaded += try_load(json.dumps(apply_mutation(doc, mut)))
         loaded += try_load(json.dumps(apply_mutation(doc, ("tweak", path, rng.choice([-1, 1])))))
     assert loaded > 0
+
+
+@pytest.mark.parametrize("n", [0, 1, 31, 32, 33, 100, 1000])
+def test_category_bitsets_match_bit_by_bit_construction(n):
+    from hardwood.model.tree import bitset_from_mask, mask_from_bitset
+
+    mask = np.random.default_rng(n).random(n) < 0.4
+    expected = np.zeros(max(1, (n + 31) // 32), dtype=np.uint32)
+    for c in np.flatnonzero(mask):
+        expected[c >> 5] |= np.uint32(1 << (c & 31))
+    words = bitset_from_mask(mask)
+    assert words.dtype == np.uint32
+    np.testing.assert_array_equal(words, expected)
+    np.testing.assert_array_equal(mask_from_bitset(words, n), mask)

@@ -28,8 +28,14 @@ SERIAL_ROWS = 3072
 
 @njit(cache=True, nogil=True)
 def _block_rows(begins, ends):
-    if begins.shape[0] == 1 and ends[0] - begins[0] <= BLOCK:
-        return (ends[0] - begins[0] + 1) // 2
+    """Rows per block. A lone node is cut into an even number of equal blocks (at most
+    BLOCK rows each), so that two cores finish together: 40,000 rows as 16384 + 16384 +
+    7232 kept one core idle for a third of the time."""
+    if begins.shape[0] == 1:
+        size = ends[0] - begins[0]
+        nb = (size + BLOCK - 1) // BLOCK
+        nb += nb & 1
+        return max(1, (size + nb - 1) // nb)
     return BLOCK
 
 

@@ -66,10 +66,10 @@ class Tree:
 def bitset_from_mask(mask: np.ndarray) -> np.ndarray:
     """uint32 words with bit ``c`` set where ``mask[c]``."""
     n_words = max(1, (mask.shape[0] + 31) // 32)
-    words = np.zeros(n_words, dtype=np.uint32)
-    for c in np.flatnonzero(mask):
-        words[c >> 5] |= np.uint32(1 << (c & 31))
-    return words
+    packed = np.zeros(4 * n_words, dtype=np.uint8)
+    bits = np.packbits(np.asarray(mask, dtype=bool), bitorder="little")
+    packed[:bits.size] = bits
+    return packed.view("<u4").astype(np.uint32)
 
 
 def mask_from_bitset(words: np.ndarray, n: int) -> np.ndarray:

@@ -158,20 +158,34 @@ def _reduce_into(blocks, seg_first, pool2d, dst, lanes):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, seg_begin, seg_first,
+def _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, seg_begin, seg_first,
                       seg_feature, left_table, mids):
+    """Stable partition of every segment by its split, in two parallel passes.
+
+    1. Each block writes its rows into its own range of ``tmp``: left rows forwards from the
+       start, right rows backwards from the end. Every row is stored at both ends and only
+       one pointer moves, so there is no branch on the (unpredictable) direction.
+    2. Blocks copy their two runs back into ``rows`` at the segment's left and right offsets
+       (the right run read backwards, so both children stay in ascending row order).
+
+    2.85 -> 1.85 ns per row (1M rows, 2 threads) against flags + scatter + copy-back.
+    """
     nb = blk_begin.shape[0]
     n_seg = seg_begin.shape[0]
     counts = np.zeros(nb, dtype=np.int64)
-    for k in prange(nb):  # unsigned, no prefetch: 2.6 -> 0.9 ns per row (one thread)
+    for k in prange(nb):
         s = blk_seg[k]
         col = Bcol[seg_feature[s]]
-        c = 0
+        lo = np.uint64(blk_begin[k])
+        hi = np.uint64(blk_end[k] - 1)
         for p in range(blk_begin[k], blk_end[k]):
-            f = left_table[s, np.uint64(col[np.uint64(rows[p])])]
-            flags[p] = f
-            c += f
-        counts[k] = c
+            r = rows[p]
+            f = np.uint64(left_table[s, np.uint64(col[np.uint64(r)])])
+            tmp[lo] = r
+            tmp[hi] = r
+            lo += f
+            hi -= np.uint64(1) - f
+        counts[k] = np.int64(lo) - blk_begin[k]
     left_pos = np.empty(nb, dtype=np.int64)
     right_pos = np.empty(nb, dtype=np.int64)
     for s in range(n_seg):
@@ -187,17 +201,15 @@ def _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, seg_b
             lp += counts[k]
             rp += (blk_end[k] - blk_begin[k]) - counts[k]
     for k in prange(nb):
-        lp = np.uint64(left_pos[k])
-        rp = np.uint64(right_pos[k])
-        for p in range(blk_begin[k], blk_end[k]):
-            # branch-free: split directions are unpredictable (lp - rp wraps; the sum is right)
-            f = np.uint64(flags[p])
-            tmp[rp + f * (lp - rp)] = rows[p]
-            lp += f
-            rp += np.uint64(1) - f
-    for k in prange(nb):
-        for p in range(blk_begin[k], blk_end[k]):
-            rows[p] = tmp[p]
+        b = blk_begin[k]
+        e = blk_end[k]
+        n_left = counts[k]
+        lp = left_pos[k]
+        for i in range(n_left):
+            rows[lp + i] = tmp[b + i]
+        rp = right_pos[k]
+        for i in range(e - b - n_left):
+            rows[rp + i] = tmp[e - 1 - i]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -239,7 +251,6 @@ class CPUBackend(Backend):
         self.offsets = np.ascontiguousarray(offsets[:-1], dtype=np.int64)
         self.total_bins = int(offsets[-1])
         self._tmp = np.empty(bins_row.shape[0], dtype=np.int32)
-        self._flags = np.empty(bins_row.shape[0], dtype=np.uint8)
         self.lanes = choose_lanes(bins_row)
 
     # ① ------------------------------------------------------------------------------
@@ -255,7 +266,7 @@ class CPUBackend(Backend):
     def partition(self, rows, begins, ends, features, left_tables):
         blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends)
         mids = np.empty(len(begins), dtype=np.int64)
-        _partition_blocks(self.bins_col, rows, self._tmp, self._flags, blk_seg, blk_begin, blk_end,
+        _partition_blocks(self.bins_col, rows, self._tmp, blk_seg, blk_begin, blk_end,
                           np.asarray(begins, dtype=np.int64), first,
                           np.asarray(features, dtype=np.int64), left_tables, mids)
         return mids

@@ -100,14 +100,14 @@ def _partition_serial(Bcol, rows, tmp, b, e, feature, table):
 
 
 @njit(cache=True, nogil=True)
-def _partition(Bcol, rows, tmp, flags, begins, ends, features, tables):
+def _partition(Bcol, rows, tmp, begins, ends, features, tables):
     n_seg = begins.shape[0]
     mids = np.empty(n_seg, dtype=np.int64)
     if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
         mids[0] = _partition_serial(Bcol, rows, tmp, begins[0], ends[0], features[0], tables[0])
         return mids
     blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, _block_rows(begins, ends))
-    _partition_blocks(Bcol, rows, tmp, flags, blk_seg, blk_begin, blk_end, begins, first,
+    _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, begins, first,
                       features, tables, mids)
     return mids
 
@@ -145,7 +145,7 @@ def _node_masks(ids, tree_mask, keys, k_bynode):
 
 
 @njit(cache=True, nogil=True)
-def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tree_mask,
+def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask,
               keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
               max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes):
     """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
@@ -286,7 +286,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, flags, offsets, n_value_bins, is_cat, tr
             dl[i] = c_dl[i]
             gain[i] = c_gain[i]
         c0 = cycles()
-        mids = _partition(Bcol, rows, tmp, flags, seg_b, seg_e, feats, tbl)
+        mids = _partition(Bcol, rows, tmp, seg_b, seg_e, feats, tbl)
         prof[2] += cycles() - c0
         # children
         child_depth = depth[chosen[0]] + 1

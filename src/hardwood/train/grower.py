@@ -211,7 +211,7 @@ class Grower:
         keys = (self.rng.random((cap, self.d)) if k_bynode < avail
                 else np.zeros((1, self.d)))
         t0 = time.perf_counter()
-        out = grow_tree(be.bins_row, be.bins_col, g, h, rows, be._tmp, be._flags, self.offsets,
+        out = grow_tree(be.bins_row, be.bins_col, g, h, rows, be._tmp, self.offsets,
                         self.n_value_bins, self.is_cat, tree_mask, keys, k_bynode,
                         float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
                         float(p.gamma), int(p.max_cat_to_onehot), int(p.max_cat_threshold),

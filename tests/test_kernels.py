@@ -174,3 +174,43 @@ def test_lanes_are_chosen_for_dominant_bins():
     skewed = uniform.copy()
     skewed[: 3_000, 1] = 7
     assert choose_lanes(skewed) == 2
+
+
+def test_exp_fast_is_within_about_one_ulp_of_math_exp():
+    from numba import njit
+
+    from hardwood.backends._intrinsics import exp_fast
+
+    @njit
+    def apply(x, out):
+        for i in range(x.shape[0]):
+            out[i] = exp_fast(x[i])
+
+    rng = np.random.default_rng(0)
+    x = np.concatenate([rng.uniform(-708, 709, 200_000), rng.uniform(-30, 30, 200_000),
+                        rng.standard_normal(50_000) * 1e-6, [0.0, -0.0, 1.0, -1.0, 708.9, -707.9]])
+    out = np.empty_like(x)
+    apply(x, out)
+    ref = np.exp(x)
+    assert np.max(np.abs(out - ref) / ref) < 2.5e-16
+    apply(np.array([-1e4, 1e4, -np.inf, np.inf]), out[:4])  # clamped, no overflow or zero
+    assert out[0] == out[2] and out[1] == out[3]
+    np.testing.assert_allclose(out[:2], np.exp([-708.0, 709.0]), rtol=2.5e-16)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_logistic_gradients_match_the_libm_sigmoid(weighted):
+    from hardwood.objectives import get_objective
+
+    rng = np.random.default_rng(1)
+    n = 50_000
+    pred = rng.standard_normal((1, n)) * 4
+    y = (rng.random(n) < 0.4).astype(np.float64)
+    w = rng.random(n) * 3 if weighted else None
+    g = np.empty((1, n), dtype=np.float32)
+    h = np.empty((1, n), dtype=np.float32)
+    get_objective("binary:logistic", {}).gradients(pred, y, w, g, h)
+    p = 1.0 / (1.0 + np.exp(-pred[0]))
+    ww = w if weighted else 1.0
+    np.testing.assert_array_equal(g[0], ((p - y) * ww).astype(np.float32))
+    np.testing.assert_array_equal(h[0], (np.maximum(p * (1 - p), 1e-16) * ww).astype(np.float32))

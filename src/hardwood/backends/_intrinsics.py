@@ -1,13 +1,16 @@
-"""Low-level helpers for the Numba kernels: a software prefetch, a paired add.
+"""Low-level helpers for the Numba kernels: a software prefetch, a paired add, a vectorisable exp.
 
 Row subsets of deep nodes are sparse, so the gathers of steps ① and ③ are bound by memory
 latency; prefetching a few rows ahead (as XGBoost and LightGBM do in C++) hides it.
 """
 from __future__ import annotations
 
+import math
+
+import numpy as np
 from llvmlite import binding as _llvm
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
@@ -100,3 +103,50 @@ def seconds_per_cycle() -> float:
         t1, c1 = time.perf_counter(), _read()
         _SPC = (t1 - t0) / (c1 - c0) if c1 > c0 else 0.0
     return _SPC
+
+
+@intrinsic
+def _pow2(typingctx, k):
+    """2.0 ** k for an integer k in [-1022, 1023], built from the exponent bits."""
+    if not isinstance(k, types.Integer):
+        return None
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        i64 = ir.IntType(64)
+        bits = builder.shl(builder.add(args[0], ir.Constant(i64, 1023)), ir.Constant(i64, 52))
+        return builder.bitcast(bits, ir.DoubleType())
+
+    return sig, codegen
+
+
+_LN2_HI = 6.93147180369123816490e-01  # ln 2 split so that k * _LN2_HI is exact
+_LN2_LO = 1.90821492927058770002e-10
+_INV_LN2 = 1.44269504088896338700e+00
+_C = tuple(1.0 / math.factorial(i) for i in range(14))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def exp_fast(x):
+    """exp(x) with no library call, so that loops over it vectorise (``math.exp`` is a
+    scalar libm call). Range reduction x = k ln2 + r, |r| <= ln2 / 2, and the Taylor series of
+    exp(r) to degree 13 (truncation < 2e-16). Within about one ulp of ``math.exp`` over
+    [-708, 709]; the result is clamped to that range (exp(-708) ~ 3e-308, exp(709) ~ 8e307)."""
+    x = min(max(x, -708.0), 709.0)
+    k = np.floor(x * _INV_LN2 + 0.5)
+    r = (x - k * _LN2_HI) - k * _LN2_LO
+    p = _C[13]
+    p = p * r + _C[12]
+    p = p * r + _C[11]
+    p = p * r + _C[10]
+    p = p * r + _C[9]
+    p = p * r + _C[8]
+    p = p * r + _C[7]
+    p = p * r + _C[6]
+    p = p * r + _C[5]
+    p = p * r + _C[4]
+    p = p * r + _C[3]
+    p = p * r + _C[2]
+    p = p * r + 1.0
+    p = p * r + 1.0
+    return p * _pow2(np.int64(k))

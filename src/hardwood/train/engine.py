@@ -144,7 +144,7 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
             if cbs.before_iteration(model, it, evals_result):
                 break
             t0 = time.perf_counter()
-            obj.gradients(pred, y, w, g, h)
+            obj.gradients(pred, y, train_set.weight, g, h)
             t0 = profile.add("update", t0)
             if p["subsample"] < 1.0:
                 rows = np.flatnonzero(rng.random(n) < p["subsample"]).astype(np.int32)

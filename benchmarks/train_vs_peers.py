@@ -270,7 +270,8 @@ def main():
     ap.add_argument("--threads", default="2,1", help="comma-separated thread counts")
     ap.add_argument("--peers", default="xgboost,lightgbm")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of each case's rows")
-    ap.add_argument("--repeat", type=int, default=1, help="fits per library; the median is shown")
+    ap.add_argument("--repeat", type=int, default=1,
+                    help="rounds of fits (libraries interleaved); the median per library is shown")
     ap.add_argument("--cold", action="store_true", help="also measure the cold-start compile time")
     ap.add_argument("--cache-dir", default=os.path.join(tempfile.gettempdir(), "hardwood-bench"))
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -291,11 +292,14 @@ def main():
         data = generate(case, args.scale, args.cache_dir)
         metric_name = "RMSE" if CASES[case]["task"] == "regression" else "AUC"
         for threads in (int(t) for t in args.threads.split(",")):
-            res = {}
-            for lib in libs:
-                runs = [run_worker(case, lib, threads, data) for _ in range(args.repeat)]
-                t = statistics.median(r["seconds"] for r in runs)
-                res[lib] = dict(runs[-1], seconds=t)
+            # rounds of one fit per library, interleaved, so that a change in the machine's
+            # load during the run hits every library alike; medians per library
+            runs = {lib: [] for lib in libs}
+            for _ in range(args.repeat):
+                for lib in libs:
+                    runs[lib].append(run_worker(case, lib, threads, data))
+            res = {lib: dict(r[-1], seconds=statistics.median(x["seconds"] for x in r))
+                   for lib, r in runs.items()}
             hw_t = res["hardwood"]["seconds"]
             for lib in libs:
                 r = res[lib]

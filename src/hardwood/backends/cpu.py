@@ -52,18 +52,16 @@ def _feature_groups(offsets, total_bins):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_width):
-    """:func:`hist_rows` with every field in one pass: the loop over fields has a trip count
-    from ``B``'s shape, which the compiler handles much better than a group's bounds (1.4 ->
-    1.1 ns per update measured on 1M x 28 bins; unsigned indices and ``add_pair`` then
-    1.1 -> 0.72)."""
-    d = B.shape[1]
+def _hist_pass(Bf, d, g, h, rows, p0, p1, offsets, j0, j1, hb, lanes, lane_width):
+    """Rows p0..p1 of fields j0..j1 into ``hb``: each row's (g, h) pair is added to one bin
+    per field with ``add_pair``, indices unsigned (1.1 -> 0.72 ns per update against two
+    scalar adds with signed indices, 1M x 28 bins)."""
     ud = np.uint64(d)
     for p in range(p0, p1):
         if p + PREFETCH_AHEAD < p1:
             q = np.int64(rows[p + PREFETCH_AHEAD])
-            prefetch(Bf, q * d)
-            prefetch(Bf, q * d + d - 1)
+            prefetch(Bf, q * d + j0)
+            prefetch(Bf, q * d + j1 - 1)
             prefetch(g, q)
             prefetch(h, q)
         r = np.uint64(rows[p])
@@ -71,7 +69,7 @@ def _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_wi
         hr = np.float64(h[r])
         row = r * ud
         base = np.uint64((p & (lanes - 1)) * lane_width)
-        for j in range(d):
+        for j in range(j0, j1):
             uj = np.uint64(j)
             add_pair(hb, base + np.uint64(2) * (np.uint64(offsets[uj]) + np.uint64(Bf[row + uj])),
                      gr, hr)
@@ -90,27 +88,13 @@ def hist_rows(B, g, h, rows, p0, p1, offsets, groups, hb, lanes=1):
     Bf = B.reshape(-1)
     lane_width = hb.shape[0] // lanes
     if groups.shape[0] == 2:
-        _hist_rows_all_fields(B, Bf, g, h, rows, p0, p1, offsets, hb, lanes, lane_width)
+        # every field in one pass, bounds from B's shape rather than from ``groups``: the
+        # compiler handles that loop much better (1.4 -> 1.1 ns per update, 1M x 28 bins)
+        _hist_pass(Bf, d, g, h, rows, p0, p1, offsets, 0, d, hb, lanes, lane_width)
         return
     for gi in range(groups.shape[0] - 1):
-        j0 = groups[gi]
-        j1 = groups[gi + 1]
-        for p in range(p0, p1):
-            if p + PREFETCH_AHEAD < p1:
-                q = np.int64(rows[p + PREFETCH_AHEAD])
-                prefetch(Bf, q * d + j0)
-                prefetch(Bf, q * d + j1 - 1)
-                prefetch(g, q)
-                prefetch(h, q)
-            r = np.uint64(rows[p])
-            gr = np.float64(g[r])
-            hr = np.float64(h[r])
-            row = r * np.uint64(d)
-            base = np.uint64((p & (lanes - 1)) * lane_width)
-            for j in range(j0, j1):
-                uj = np.uint64(j)
-                add_pair(hb, base + np.uint64(2) * (np.uint64(offsets[uj]) + np.uint64(Bf[row + uj])),
-                         gr, hr)
+        _hist_pass(Bf, d, g, h, rows, p0, p1, offsets, groups[gi], groups[gi + 1], hb, lanes,
+                   lane_width)
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -95,7 +95,8 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     p["objective"] = obj.name
     obj.check_labels(y)
     K = obj.n_outputs
-    # unit weights as a read-only stride-0 view: no n-sized array in the training state
+    # unit weights as a read-only stride-0 view (no n-sized array) for the Python-side uses;
+    # the gradient kernels take train_set.weight itself (None: a flag, so their loops vectorise)
     w = train_set.weight if train_set.weight is not None else np.broadcast_to(np.float64(1.0), (n,))
     base = obj.base_score(y, w) if p["base_score"] is None else obj.margin_from_user(p["base_score"])
 

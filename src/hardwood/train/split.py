@@ -51,18 +51,10 @@ def leaf_weight(G, H, lam, alpha):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, out):
-    """out[b] = gain of sending bins <= b (plus the missing bin's (Gm, Hm)) left. Written
-    without branches so that the divisions vectorise; the same arithmetic as ``_split_gain``
-    (``_t`` as max + min), so the gains are bit-identical to it."""
+    """out[b] = ``_split_gain`` of sending bins <= b (plus the missing bin's (Gm, Hm)) left.
+    A loop of its own, without Python's division checks, so that the divisions vectorise."""
     for b in range(GLs.shape[0]):
-        GL = GLs[b] + Gm
-        HL = HLs[b] + Hm
-        GR = G - GL
-        HR = H - HL
-        tl = max(GL - alpha, 0.0) + min(GL + alpha, 0.0)
-        tr = max(GR - alpha, 0.0) + min(GR + alpha, 0.0)
-        gain = tl * tl / (HL + lam) + tr * tr / (HR + lam) - parent
-        out[b] = gain if (HL >= min_h and HR >= min_h) else -np.inf
+        out[b] = _split_gain(GLs[b] + Gm, HLs[b] + Hm, G, H, lam, alpha, min_h, parent)
 
 
 @njit(cache=True, nogil=True)

@@ -181,6 +181,8 @@ def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=())
             if c.walked:
                 extra += f"; {c.walked} trees on the unpadded walk, v={c.walk_v}"
             extra += ")"
+        if rt == "auto":
+            extra = f" (picks {c.choose(X.shape[0])})"
         print(f"  hardwood {rt:19s} {res[rt]:8.3f} s  {X.shape[0] / res[rt] / 1e6:7.2f} M rows/s"
               f"  compile {ct:.2f} s{extra}")
     done = [r for r in runtimes if r in res]
@@ -263,7 +265,7 @@ def main():
     n_score = 200_000 if args.quick else 1_000_000
     repeat = 2 if args.quick else 3
     lat_n = args.latency_n
-    runtimes = ["naive", "struct+", "pred", "vpred", "auto"]
+    runtimes = ["naive", "struct+", "pred", "vpred", "quickscorer", "auto"]
     work = tempfile.mkdtemp(prefix="hardwood-peers-")
     lle_py, lle_reason = (None, "--no-lleaves") if args.no_lleaves else \
         lleaves_python(args.lleaves_venv, not args.no_lleaves_setup)
@@ -295,7 +297,7 @@ def main():
                   runtimes + (["codegen"] if not (args.quick or args.no_codegen) else []),
                   notes=notes)
         single_row("XGBoost 500 x depth 6", m, row, lat_peers,
-                   ["naive", "struct+", "pred", "vpred", "auto"], lat_n)
+                   ["naive", "struct+", "pred", "vpred", "quickscorer", "auto"], lat_n)
 
         # 2. LightGBM 255 leaves
         lb = lgb.train({"num_leaves": 255, "objective": "binary", "verbose": -1,
@@ -363,7 +365,8 @@ def lightgbm_model(title, booster, X, args, repeat, runtimes, work, lle_py, lle_
             ext_lat["lleaves (n_jobs=1)"] = r["latency_us"]
     run_model(title, m, X, peers, repeat, runtimes, external=external, notes=notes)
     if lat_n:
-        single_row(title, m, row, lat_peers, ["naive", "struct+", "auto"], lat_n, ext_lat)
+        single_row(title, m, row, lat_peers, ["naive", "struct+", "quickscorer", "auto"], lat_n,
+                   ext_lat)
 
 
 if __name__ == "__main__":

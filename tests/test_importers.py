@@ -49,7 +49,11 @@ def _labels(y, kind):
 
 
 def _check_all_runtimes(m, X, ref_raw):
-    for rt in ("struct+", "vpred"):
+    from hardwood.predict.quickscorer import unsupported_reason
+    runtimes = ["struct+", "vpred"]
+    if unsupported_reason(m.trees) is None:  # numeric splits, at most 64 leaves a tree
+        runtimes.append("quickscorer")
+    for rt in runtimes:
         close(m.predict(X, output="raw", runtime=rt), ref_raw)
 
 

@@ -199,10 +199,55 @@ def test_thresholds_at_float32_boundaries():
     vals = np.concatenate([thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf),
                            thr.astype(np.float32).astype(np.float64)])
     X = np.tile(vals[:, None], (1, 3))
-    for rt in ("struct+", "pred", "vpred", "codegen"):
+    for rt in ("struct+", "pred", "vpred", "quickscorer", "codegen"):
         c = hardwood.compile(m, rt)
-        for x in (X, X.astype(np.float32)):
+        for x in (X, X.astype(np.float32), X[:7], X[:1]):
             np.testing.assert_array_equal(c.predict(x, output="leaf"), m.predict(x, output="leaf"))
+
+
+@pytest.mark.parametrize("name", ["reg", "binary", "multi", "random", "balanced"])
+def test_quickscorer_equals_naive(models, name):
+    """QuickScorer gives the naive walk's floats bit for bit (the same leaf values added in the
+    same tree order): NaN both default ways, several outputs, trees of depth 0 to 5, both
+    input widths, batches (8-row lane groups with a ragged tail, serial and parallel) and
+    single rows (the one-lane kernel)."""
+    m, X = models[name]
+    c = hardwood.compile(m, "quickscorer")
+    naive = hardwood.compile(m, "naive")
+    for x in (X, X.astype(np.float64 if X.dtype == np.float32 else np.float32)):
+        for sub in (x, x[:1], x[:5], x[:13], x[3:260]):
+            for output in ("raw", "value", "leaf"):
+                np.testing.assert_array_equal(c.predict(sub, output=output),
+                                              naive.predict(sub, output=output))
+
+
+def test_quickscorer_masks_of_64_leaf_trees_and_nan_blocks():
+    """Trees of exactly 64 leaves (the width of a bitvector) and unbalanced ones; NaN in a few
+    lane groups only, in a whole row, in an unused feature; infinities."""
+    m, _ = _random_model(11, n_trees=7, n_features=6, depth=6, balanced=True)
+    u, _ = _random_model(12, n_trees=9, n_features=6, depth=6)
+    assert max(t.n_leaves for t in m.trees) == 64
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(600, 6))
+    X[130:140, 2] = np.nan
+    X[333, :] = np.nan
+    X[400:402, 1] = np.inf
+    X[410:413, 4] = -np.inf
+    for model in (m, u):
+        c, naive = hardwood.compile(model, "quickscorer"), hardwood.compile(model, "naive")
+        for x in (X, X.astype(np.float32), X[128:150]):
+            for output in ("raw", "leaf"):
+                np.testing.assert_array_equal(c.predict(x, output=output),
+                                              naive.predict(x, output=output))
+
+
+def test_quickscorer_refuses_what_it_cannot_run(models):
+    m, _ = models["cat"]
+    with pytest.raises(ValueError, match="categorical"):
+        hardwood.compile(m, "quickscorer")
+    big, _ = _random_model(13, n_trees=2, n_features=4, depth=7, balanced=True)
+    with pytest.raises(ValueError, match="128 leaves"):
+        hardwood.compile(big, "quickscorer")
 
 
 def test_model_predict_runtime_argument(models):
@@ -241,14 +286,16 @@ def _chain_model(rng, depth=20):
     feature = np.array([0] * depth + [-1] * (depth + 1))
     left = np.array([-1] * n)
     right = np.array([-1] * n)
-    for i in range(depth):
-        left[i] = depth + i + 1 if i < depth - 1 else n - 2
+    for i in range(depth):  # node i sends x <= t to leaf depth + i, the rest down the chain
+        left[i] = depth + i if i < depth - 1 else n - 2
         right[i] = i + 1 if i < depth - 1 else n - 1
     tree = Tree.from_arrays(feature=feature, threshold=rng.normal(size=n), left=left,
                             right=right, default_left=rng.random(n) < 0.5,
                             is_categorical=np.zeros(n, bool), cat_offset=np.full(n, -1),
                             value=rng.normal(size=n), gain=np.zeros(n), cover=np.zeros(n),
                             count=np.zeros(n))
+    from hardwood.model.io import validate_tree
+    validate_tree(tree, 1, np.zeros(1, np.int64), np.zeros(1, bool), "chain")  # a real tree
     info = FeatureInfo(names=["a"], is_categorical=np.zeros(1, bool), categories=[None])
     return Model([tree], [0], [0.0], "reg:squarederror", 1, info)
 
@@ -285,10 +332,11 @@ def test_unpadded_walk_equals_naive(models, monkeypatch, name, v):
         _check(c, m, X.astype(np.float32))
 
 
-def test_single_row_allocates_only_the_output_and_never_revalidates(models, monkeypatch):
+@pytest.mark.parametrize("runtime", ["auto", "quickscorer"])
+def test_single_row_allocates_only_the_output_and_never_revalidates(models, monkeypatch, runtime):
     m, X = models["reg"]
     row = np.ascontiguousarray(X[:1])
-    c = hardwood.compile(m, "auto")
+    c = hardwood.compile(m, runtime)
     ref = m.predict(row)
     c.predict(row)
     import hardwood.model.io as io
@@ -404,8 +452,13 @@ def test_single_row_fast_path_checks_the_row(models):
 
 
 def test_auto_rule_documented():
-    assert dispatch.choose(500, 6, 28, 1) in dispatch.RUNTIMES
-    assert dispatch.choose(200, 21.7, 28, 10**6) == "vpred"  # deep trees: the unpadded walk
+    # XGBoost 500 x depth 6 (28,538 internal nodes): vpred; LambdaMART 500 x 31 leaves (15,000
+    # nodes, 5,913 levels on the unpadded walk): QuickScorer; 255-leaf trees: vpred (QS cannot)
+    assert dispatch.choose(10**6, 3000, 0, 28538) == "vpred"
+    assert dispatch.choose(1, 3000, 0, 28538) == "vpred"
+    assert dispatch.choose(10**6, 84, 5913, 15000) == "quickscorer"
+    assert dispatch.choose(1, 84, 5913, 15000) == "quickscorer"
+    assert dispatch.choose(10**6, 0, 200 * 21.7, None) == "vpred"
     assert dispatch.tuned_v(28, 6) in (1, 2, 4, 8, 16, 32)
 
 

@@ -150,3 +150,51 @@ def exp_fast(x):
     p = p * r + 1.0
     p = p * r + 1.0
     return p * _pow2(np.int64(k))
+
+
+@intrinsic
+def and_lanes_lt(typingctx, bv, boff, xs, xoff, th, mk, V):
+    """QuickScorer's step over ``V`` rows at once (``V`` a compile-time integer)::
+
+        for l in range(V): bv[boff + l] &= mk if th < xs[xoff + l] else ~0
+
+    as one vector load, compare, select, and, store (a masked AND on AVX-512), with no
+    negative-index fix-up (``boff + V`` and ``xoff + V`` must be in range). ``xs`` is float32 or
+    float64, ``bv`` uint32 or uint64; ``th`` is cast to ``xs``'s type and ``mk`` to ``bv``'s.
+    A NaN in ``xs`` fails the test. Numba's own loop does a scalar compare and a conditional
+    move per lane (10 cycles per node and 8 lanes against 4.3 measured)."""
+    if (not isinstance(V, types.IntegerLiteral) or not isinstance(bv, types.Array)
+            or not isinstance(xs, types.Array) or bv.ndim != 1 or xs.ndim != 1
+            or bv.dtype not in (types.uint32, types.uint64)
+            or xs.dtype not in (types.float32, types.float64)):
+        return None
+    nv = V.literal_value
+    sig = types.void(bv, boff, xs, xoff, th, mk, V)
+
+    def codegen(context, builder, signature, args):
+        bty, _, xty, _, thty, mkty, _ = signature.args
+        b = context.make_array(bty)(context, builder, args[0])
+        x = context.make_array(xty)(context, builder, args[2])
+        bp = cgutils.get_item_pointer(context, builder, bty, b, [args[1]], wraparound=False)
+        xp = cgutils.get_item_pointer(context, builder, xty, x, [args[3]], wraparound=False)
+        fty = context.get_value_type(xty.dtype)
+        ity = context.get_value_type(bty.dtype)
+        vx, vb = ir.VectorType(fty, nv), ir.VectorType(ity, nv)
+        zeros = ir.Constant(ir.VectorType(ir.IntType(32), nv), [0] * nv)
+
+        def splat(val, vty):
+            one = builder.insert_element(ir.Constant(vty, ir.Undefined), val,
+                                         ir.Constant(ir.IntType(32), 0))
+            return builder.shuffle_vector(one, ir.Constant(vty, ir.Undefined), zeros)
+
+        thv = splat(context.cast(builder, args[4], thty, xty.dtype), vx)
+        mkv = splat(context.cast(builder, args[5], mkty, bty.dtype), vb)
+        xv = builder.load(builder.bitcast(xp, vx.as_pointer()), align=xty.dtype.bitwidth // 8)
+        keep = builder.select(builder.fcmp_ordered("<", thv, xv), mkv,
+                              ir.Constant(vb, [(1 << ity.width) - 1] * nv))
+        bptr = builder.bitcast(bp, vb.as_pointer())
+        align = bty.dtype.bitwidth // 8
+        builder.store(builder.and_(builder.load(bptr, align=align), keep), bptr, align=align)
+        return context.get_dummy_value()
+
+    return sig, codegen

@@ -9,6 +9,10 @@ struct+    16-byte node structs, breadth-first per tree, siblings adjacent, all 
 pred       trees padded to full depth, branch-free index update, lanes unrolled
 vpred      ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and depth); deep
            or unbalanced trees take the unpadded branch-free walk of ``predict.vwalk``
+quickscorer  QuickScorer (Lucchese et al. 2015) over 8 rows in SIMD lanes: per feature, the
+           nodes a row fails, found by one threshold-sorted scan, AND their masks into a
+           bitvector per tree (``predict.quickscorer``; trees of at most 64 leaves, numeric
+           splits)
 codegen    generated if-else code compiled by Numba (cached on disk; ``compile_seconds``)
 cuda       a numba-cuda kernel, one thread per row (needs a GPU or the CUDA simulator)
 auto       picks one of the above from tree count, depth, feature count and batch size
@@ -30,17 +34,20 @@ converted first and then take the same kernel.
 """
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
 
 from . import pred as _pred
+from . import quickscorer as _qs
 from . import vwalk as _vwalk
 from . import struct as _struct
 from .naive import predict_leaf_kernel, predict_raw_kernel
 from .transform import ARGMAX, TRANSFORM, transform_inplace
 
-RUNTIMES = ("naive", "struct", "struct+", "pred", "vpred", "codegen", "cuda", "auto")
+RUNTIMES = ("naive", "struct", "struct+", "pred", "vpred", "quickscorer", "codegen", "cuda",
+            "auto")
 OUTPUTS = ("value", "raw", "leaf")
 SERIAL_ROWS = 256  # below this many rows the kernels run on one thread (no thread start-up)
 
@@ -356,6 +363,50 @@ class VPredRuntime(PredRuntime):
         CompiledModel.__init__(self, model, iteration_range, tree_range)
 
 
+class QuickScorerRuntime(CompiledModel):
+    """``predict.quickscorer``. Fewer than ``V_BATCH`` rows take the one-lane kernel; serial
+    calls (under SERIAL_ROWS rows) use scratch arrays made at compile time, so that one row
+    allocates nothing but its output (another thread calling at the same time gets its own)."""
+
+    runtime = "quickscorer"
+
+    def _build(self):
+        reason = _qs.unsupported_reason(self.model.trees[self.t0:self.t1])
+        if reason:
+            raise ValueError(f"runtime 'quickscorer' cannot run this model: {reason}")
+        self.layout = _qs.QSLayout(self.model.trees, self.model.tree_group, self.t0, self.t1)
+        self._mods = {V: _qs.kernels(V) for V in (1, _qs.V_BATCH)}
+        self._lock = threading.Lock()
+        self._scratch = {(V, f32): self._new_scratch(V, f32)
+                         for V in (1, _qs.V_BATCH) for f32 in (False, True)}
+
+    def _new_scratch(self, V, f32):
+        return (np.empty(self.layout.used.size * V, np.float32 if f32 else np.float64),
+                np.empty((self.t1 - self.t0) * V, np.uint64))
+
+    def _go(self, X, out, lout, want_leaf):
+        n = X.shape[0]
+        f32 = X.dtype == np.float32
+        V = 1 if n < _qs.V_BATCH else _qs.V_BATCH
+        args = self.layout.args(f32, V)
+        mod = self._mods[V]
+        if n >= SERIAL_ROWS:
+            mod.run_parallel(X, _pred.BLOCK_ROWS, *args, out, lout, want_leaf)
+        elif self._lock.acquire(blocking=False):
+            try:
+                mod.run_serial(X, *args, out, lout, want_leaf, *self._scratch[V, f32])
+            finally:
+                self._lock.release()
+        else:
+            mod.run_serial(X, *args, out, lout, want_leaf, *self._new_scratch(V, f32))
+
+    def _raw(self, X, out):
+        self._go(X, out, self._no_lout, False)
+
+    def _leaf(self, X, lout):
+        self._go(X, self._no_out, lout, True)
+
+
 class CodegenRuntime(CompiledModel):
     runtime = "codegen"
 
@@ -391,6 +442,13 @@ class AutoRuntime(CompiledModel):
         trees = self.model.trees[self.t0:self.t1]
         depths = [t.depth() for t in trees]
         self.mean_depth = float(np.mean(depths)) if depths else 0.0
+        walks = [_walks(t, d, "auto") for t, d in zip(trees, depths)]
+        # vpred pads a depth group to its deepest tree when that adds little (PredLayout): the
+        # own depth is the estimate
+        self.padded_steps = sum(d for d, w in zip(depths, walks) if not w)
+        self.walked_steps = sum(d for d, w in zip(depths, walks) if w)
+        self.qs_nodes = (None if _qs.unsupported_reason(trees) else
+                         int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees)))
 
     def _warm(self):
         super()._warm()
@@ -399,7 +457,7 @@ class AutoRuntime(CompiledModel):
         self._bind_one_row(rt._one, rt._one_blob)
 
     def choose(self, n_rows):
-        return choose(self.t1 - self.t0, self.mean_depth, self.n_features, n_rows)
+        return choose(n_rows, self.padded_steps, self.walked_steps, self.qs_nodes)
 
     def _get(self, n_rows):
         name = self.choose(n_rows)
@@ -415,15 +473,35 @@ class AutoRuntime(CompiledModel):
         self._get(X.shape[0])._leaf(X, lout)
 
 
-def choose(n_trees, mean_depth, n_features, n_rows):
+# per-row cost in ns, batches at 2 threads: a padded vpred level, a level of the unpadded walk
+# (paid as the tree's depth: the lanes wait for the longest of their paths) and a QuickScorer
+# node; one row: the same on one thread plus each path's fixed cost (the call, the checks).
+# benchmarks/README.md, "auto": fitted on the XGBoost 500 x depth-6 and LambdaMART models.
+COST_PADDED_LEVEL, COST_WALK_LEVEL, COST_QS_NODE = 0.37, 0.64, 0.107
+ONE_ROW_PADDED_LEVEL, ONE_ROW_WALK_LEVEL, ONE_ROW_QS_NODE = 1.3, 4.0, 0.53
+ONE_ROW_VPRED_CALL, ONE_ROW_QS_CALL = 2200.0, 4100.0
+
+
+def choose(n_rows, padded_steps, walked_steps, qs_nodes=None):
     """The rule behind ``runtime='auto'`` (measurements: benchmarks/README.md, "Prediction").
 
-    vpred, always: on batches it beat every other runtime on the XGBoost depth-6 model (trees
-    padded) and on LightGBM's deep leaf-wise and LambdaMART models (trees on the unpadded walk,
-    3-5x struct+); on one row its one-row kernel (16 trees interleaved) is the fastest, and for
-    models with walked trees its one-row time is the naive walk's or better.
+    ``padded_steps``/``walked_steps``: the summed depths of the trees vpred pads and of those
+    it walks unpadded; ``qs_nodes``: the internal-node count, or None where QuickScorer cannot
+    run the model (categorical splits, trees over 64 leaves). QuickScorer's cost grows with the
+    node count, vpred's with the depth, so QuickScorer takes unbalanced trees of a few dozen
+    leaves (LambdaMART: 2.1-2.7x vpred) and vpred full, shallow ones (XGBoost depth 6:
+    2.3-2.8x QuickScorer) and deep leaf-wise ones. For fewer rows than QuickScorer's lane
+    group, the one-row costs: vpred's one-row kernel for padded trees (3.9 us on the XGBoost
+    model), QuickScorer's one-lane kernel (10 us against the walk's 22-30 us on LambdaMART).
     """
-    return "vpred"
+    if n_rows < _qs.V_BATCH:
+        vpred = (ONE_ROW_VPRED_CALL + ONE_ROW_PADDED_LEVEL * padded_steps
+                 + ONE_ROW_WALK_LEVEL * walked_steps)
+        qs = None if qs_nodes is None else ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * qs_nodes
+    else:
+        vpred = COST_PADDED_LEVEL * padded_steps + COST_WALK_LEVEL * walked_steps
+        qs = None if qs_nodes is None else COST_QS_NODE * qs_nodes
+    return "quickscorer" if qs is not None and qs < vpred else "vpred"
 
 
 def _make(model, runtime, iteration_range, v, tree_range=None):
@@ -438,6 +516,8 @@ def _make(model, runtime, iteration_range, v, tree_range=None):
         return PredRuntime(model, v=1, **kw)
     if runtime == "vpred":
         return VPredRuntime(model, v=v, **kw)
+    if runtime == "quickscorer":
+        return QuickScorerRuntime(model, **kw)
     if runtime == "codegen":
         return CodegenRuntime(model, **kw)
     if runtime == "cuda":

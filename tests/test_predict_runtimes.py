@@ -215,7 +215,7 @@ def test_quickscorer_equals_naive(models, name):
     c = hardwood.compile(m, "quickscorer")
     naive = hardwood.compile(m, "naive")
     for x in (X, X.astype(np.float64 if X.dtype == np.float32 else np.float32)):
-        for sub in (x, x[:1], x[:5], x[:13], x[3:260]):
+        for sub in (x, x[:1], x[:5], x[:13], x[:40], x[3:260]):
             for output in ("raw", "value", "leaf"):
                 np.testing.assert_array_equal(c.predict(sub, output=output),
                                               naive.predict(sub, output=output))
@@ -456,9 +456,10 @@ def test_auto_rule_documented():
     # nodes, 5,913 levels on the unpadded walk): QuickScorer; 255-leaf trees: vpred (QS cannot)
     assert dispatch.choose(10**6, 3000, 0, 28538) == "vpred"
     assert dispatch.choose(1, 3000, 0, 28538) == "vpred"
-    assert dispatch.choose(10**6, 84, 5913, 15000) == "quickscorer"
-    assert dispatch.choose(1, 84, 5913, 15000) == "quickscorer"
-    assert dispatch.choose(10**6, 0, 200 * 21.7, None) == "vpred"
+    assert dispatch.choose(10**6, 84, 5913, 15000, 32) == "quickscorer"
+    assert dispatch.choose(1, 84, 5913, 15000, 32) == "quickscorer"
+    assert dispatch.choose(10**6, 0, 500 * 21.7, None) == "vpred"
+    assert dispatch.choose(1, 0, 500 * 21.7, None) == "naive"  # one row, deep leaf-wise trees
     assert dispatch.tuned_v(28, 6) in (1, 2, 4, 8, 16, 32)
 
 

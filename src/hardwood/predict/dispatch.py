@@ -364,7 +364,7 @@ class VPredRuntime(PredRuntime):
 
 
 class QuickScorerRuntime(CompiledModel):
-    """``predict.quickscorer``. Fewer than ``V_BATCH`` rows take the one-lane kernel; serial
+    """``predict.quickscorer``. Fewer rows than a lane group take the one-lane kernel; serial
     calls (under SERIAL_ROWS rows) use scratch arrays made at compile time, so that one row
     allocates nothing but its output (another thread calling at the same time gets its own)."""
 
@@ -375,19 +375,19 @@ class QuickScorerRuntime(CompiledModel):
         if reason:
             raise ValueError(f"runtime 'quickscorer' cannot run this model: {reason}")
         self.layout = _qs.QSLayout(self.model.trees, self.model.tree_group, self.t0, self.t1)
-        self._mods = {V: _qs.kernels(V) for V in (1, _qs.V_BATCH)}
+        self._mods = {V: _qs.kernels(V) for V in (1, self.layout.V)}
         self._lock = threading.Lock()
         self._scratch = {(V, f32): self._new_scratch(V, f32)
-                         for V in (1, _qs.V_BATCH) for f32 in (False, True)}
+                         for V in (1, self.layout.V) for f32 in (False, True)}
 
     def _new_scratch(self, V, f32):
         return (np.empty(self.layout.used.size * V, np.float32 if f32 else np.float64),
-                np.empty((self.t1 - self.t0) * V, np.uint64))
+                np.empty((self.t1 - self.t0) * V, self.layout.mask.dtype))
 
     def _go(self, X, out, lout, want_leaf):
         n = X.shape[0]
         f32 = X.dtype == np.float32
-        V = 1 if n < _qs.V_BATCH else _qs.V_BATCH
+        V = 1 if n < self.layout.V else self.layout.V
         args = self.layout.args(f32, V)
         mod = self._mods[V]
         if n >= SERIAL_ROWS:
@@ -447,8 +447,10 @@ class AutoRuntime(CompiledModel):
         # own depth is the estimate
         self.padded_steps = sum(d for d, w in zip(depths, walks) if not w)
         self.walked_steps = sum(d for d, w in zip(depths, walks) if w)
-        self.qs_nodes = (None if _qs.unsupported_reason(trees) else
-                         int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees)))
+        qs = _qs.unsupported_reason(trees) is None
+        self.qs_nodes = int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees)) if qs \
+            else None
+        self.qs_width = 32 if all(t.n_leaves <= 32 for t in trees) else 64
 
     def _warm(self):
         super()._warm()
@@ -457,7 +459,8 @@ class AutoRuntime(CompiledModel):
         self._bind_one_row(rt._one, rt._one_blob)
 
     def choose(self, n_rows):
-        return choose(n_rows, self.padded_steps, self.walked_steps, self.qs_nodes)
+        return choose(n_rows, self.padded_steps, self.walked_steps, self.qs_nodes,
+                      self.qs_width)
 
     def _get(self, n_rows):
         name = self.choose(n_rows)
@@ -475,33 +478,42 @@ class AutoRuntime(CompiledModel):
 
 # per-row cost in ns, batches at 2 threads: a padded vpred level, a level of the unpadded walk
 # (paid as the tree's depth: the lanes wait for the longest of their paths) and a QuickScorer
-# node; one row: the same on one thread plus each path's fixed cost (the call, the checks).
-# benchmarks/README.md, "auto": fitted on the XGBoost 500 x depth-6 and LambdaMART models.
-COST_PADDED_LEVEL, COST_WALK_LEVEL, COST_QS_NODE = 0.37, 0.64, 0.107
-ONE_ROW_PADDED_LEVEL, ONE_ROW_WALK_LEVEL, ONE_ROW_QS_NODE = 1.3, 4.0, 0.53
-ONE_ROW_VPRED_CALL, ONE_ROW_QS_CALL = 2200.0, 4100.0
+# node (by bitvector width: 16 rows a vector at 32 bits, 8 at 64); one row: the same on one
+# thread plus each path's fixed cost (the call, the checks), and the naive walk, which beats
+# the unpadded walk on one row (it pays no per-tree set-up). benchmarks/README.md, "auto":
+# fitted on the XGBoost 500 x depth-6, LightGBM 255-leaf and LambdaMART models.
+COST_PADDED_LEVEL, COST_WALK_LEVEL, COST_QS_NODE = 0.37, 0.64, {32: 0.07, 64: 0.107}
+ONE_ROW_PADDED_LEVEL, ONE_ROW_WALK_LEVEL, ONE_ROW_NAIVE_LEVEL = 1.3, 4.0, 3.2
+ONE_ROW_QS_NODE = 0.53
+ONE_ROW_CALL, ONE_ROW_QS_CALL = 2200.0, 4100.0
 
 
-def choose(n_rows, padded_steps, walked_steps, qs_nodes=None):
+def choose(n_rows, padded_steps, walked_steps, qs_nodes=None, qs_width=64):
     """The rule behind ``runtime='auto'`` (measurements: benchmarks/README.md, "Prediction").
 
     ``padded_steps``/``walked_steps``: the summed depths of the trees vpred pads and of those
     it walks unpadded; ``qs_nodes``: the internal-node count, or None where QuickScorer cannot
-    run the model (categorical splits, trees over 64 leaves). QuickScorer's cost grows with the
-    node count, vpred's with the depth, so QuickScorer takes unbalanced trees of a few dozen
-    leaves (LambdaMART: 2.1-2.7x vpred) and vpred full, shallow ones (XGBoost depth 6:
-    2.3-2.8x QuickScorer) and deep leaf-wise ones. For fewer rows than QuickScorer's lane
-    group, the one-row costs: vpred's one-row kernel for padded trees (3.9 us on the XGBoost
-    model), QuickScorer's one-lane kernel (10 us against the walk's 22-30 us on LambdaMART).
+    run the model (categorical splits, trees over 64 leaves); ``qs_width``: its bitvector
+    width. QuickScorer's cost grows with the node count, vpred's with the depth, so
+    QuickScorer takes unbalanced trees of a few dozen leaves (LambdaMART: 3.5x vpred) and vpred
+    full, shallow ones (XGBoost depth 6: 2.2x QuickScorer) and deep leaf-wise ones. For fewer
+    rows than QuickScorer's smallest lane group, the one-row costs: vpred's one-row kernel for
+    padded trees (3.9 us on the XGBoost model), QuickScorer's one-lane kernel (10 us on
+    LambdaMART), else the naive walk (23 us against the unpadded walk's 39-45 us on the
+    LightGBM 255-leaf model).
     """
-    if n_rows < _qs.V_BATCH:
-        vpred = (ONE_ROW_VPRED_CALL + ONE_ROW_PADDED_LEVEL * padded_steps
-                 + ONE_ROW_WALK_LEVEL * walked_steps)
-        qs = None if qs_nodes is None else ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * qs_nodes
+    cost = {}
+    if n_rows < _qs.MIN_BATCH:
+        cost["naive"] = ONE_ROW_CALL + ONE_ROW_NAIVE_LEVEL * (padded_steps + walked_steps)
+        cost["vpred"] = (ONE_ROW_CALL + ONE_ROW_PADDED_LEVEL * padded_steps
+                         + ONE_ROW_WALK_LEVEL * walked_steps)
+        if qs_nodes is not None:
+            cost["quickscorer"] = ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * qs_nodes
     else:
-        vpred = COST_PADDED_LEVEL * padded_steps + COST_WALK_LEVEL * walked_steps
-        qs = None if qs_nodes is None else COST_QS_NODE * qs_nodes
-    return "quickscorer" if qs is not None and qs < vpred else "vpred"
+        cost["vpred"] = COST_PADDED_LEVEL * padded_steps + COST_WALK_LEVEL * walked_steps
+        if qs_nodes is not None:
+            cost["quickscorer"] = COST_QS_NODE[qs_width] * qs_nodes
+    return min(cost, key=lambda k: (cost[k], k != "vpred"))
 
 
 def _make(model, runtime, iteration_range, v, tree_range=None):

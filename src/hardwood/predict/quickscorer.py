@@ -23,6 +23,10 @@ kept in float64 and, for float32 input, rounded down to float32 (exact: ``x > t`
 ``x > float32_floor(t)`` for float32 ``x``). Leaf values are added in tree order, as every
 other runtime does, so the sums are the naive walk's.
 
+The bitvectors are 32 bits wide when every tree has at most 32 leaves (LightGBM's default
+31), so that a 512-bit vector holds 16 rows' bitvectors of a tree, else 64 bits and 8 rows.
+Fewer rows than a lane group (one row, say) take a one-lane kernel.
+
 Limits: trees of at most 64 leaves (one 64-bit word) and no categorical splits;
 :func:`unsupported_reason` says why a model does not qualify.
 """
@@ -34,8 +38,10 @@ from ._cache import load_source
 from .pred import BLOCK_ROWS, _floor32
 
 MAX_LEAVES = 64
-V_BATCH = 8  # rows per lane group: 4 and 16 were slower on the LambdaMART model (README)
-ALL_ONES = np.uint64(0xFFFFFFFFFFFFFFFF)
+# rows per lane group, by bitvector width: one 512-bit vector of bitvectors (4 and 16 lanes of
+# 64 bits were slower than 8 on the LambdaMART model; benchmarks/README.md)
+V_BATCH = {32: 16, 64: 8}
+MIN_BATCH = min(V_BATCH.values())  # fewer rows than this take the one-lane kernel
 
 
 def unsupported_reason(trees):
@@ -76,7 +82,7 @@ def _left_masks(tree):
         if feature[i] >= 0:
             lo, hi = int(left[i]), int(right[i])
             first[i], count[i] = first[lo], count[lo] + count[hi]
-            masks[i] = ~(((1 << int(count[lo])) - 1) << int(first[lo])) & ((1 << 64) - 1)
+            masks[i] = ~(((1 << int(count[lo])) - 1) << int(first[lo]))
     return np.array(leaves, np.int64), masks
 
 
@@ -84,11 +90,18 @@ class QSLayout:
     """The trees ``trees[t0:t1]`` laid out for QuickScorer.
 
     Per used feature ``u`` (``used[u]`` is its column), the nodes ``starts[u]:starts[u+1]``
-    sorted by threshold: ``thr64``/``thr32``, ``tree`` (the tree's index) and ``mask``; the default-right nodes, for NaN, at
-    ``nan_starts[u]:nan_starts[u+1]`` of ``nan_tree``/``nan_mask``. Per tree: ``lbase`` (its
-    first leaf in ``leafval``/``leafid``, left to right) and ``groups`` (its output)."""
+    sorted by threshold: ``thr64``/``thr32``, ``tree`` (the tree's index) and ``mask``; the
+    default-right nodes, for NaN, at ``nan_starts[u]:nan_starts[u+1]`` of
+    ``nan_tree``/``nan_mask``. Per tree: ``lbase`` (its first leaf in ``leafval``/``leafid``,
+    left to right) and ``groups`` (its output). The bitvectors are 32 bits wide when no tree
+    has more than 32 leaves (twice the rows per vector), else 64: ``width``, and ``V``, the
+    rows per lane group."""
 
     def __init__(self, trees, tree_group, t0, t1):
+        self.width = 32 if all(trees[t].n_leaves <= 32 for t in range(t0, t1)) else 64
+        self.V = V_BATCH[self.width]
+        mdt = np.uint32 if self.width == 32 else np.uint64
+        full = (1 << self.width) - 1
         recs_f, recs_t, recs_k, recs_m, recs_dl = [], [], [], [], []
         leafval, leafid, lbase, pos = [], [], [], 0
         for k, t in enumerate(range(t0, t1)):
@@ -98,7 +111,7 @@ class QSLayout:
             recs_f.append(tr.feature[nodes].astype(np.int64))
             recs_t.append(tr.threshold[nodes].astype(np.float64))
             recs_k.append(np.full(nodes.size, k, np.int64))
-            recs_m.append(np.array([masks[i] for i in nodes], np.uint64))
+            recs_m.append(np.array([masks[i] & full for i in nodes], mdt))
             recs_dl.append(tr.default_left[nodes].astype(bool))
             leafval.append(tr.value[leaves])
             leafid.append(leaves)
@@ -107,7 +120,7 @@ class QSLayout:
         feat = np.concatenate(recs_f) if recs_f else np.zeros(0, np.int64)
         thr = np.concatenate(recs_t) if recs_t else np.zeros(0)
         tree = np.concatenate(recs_k) if recs_k else np.zeros(0, np.int64)
-        mask = np.concatenate(recs_m) if recs_m else np.zeros(0, np.uint64)
+        mask = np.concatenate(recs_m) if recs_m else np.zeros(0, mdt)
         dleft = np.concatenate(recs_dl) if recs_dl else np.zeros(0, bool)
         order = np.lexsort((thr, feat))
         feat, thr, tree, mask, dleft = (a[order] for a in (feat, thr, tree, mask, dleft))
@@ -128,8 +141,8 @@ class QSLayout:
         self.lbase = np.array(lbase, np.int64)
         self.groups = np.ascontiguousarray(tree_group[t0:t1], np.int64)
         self._lanes = {}
-        if (t1 - t0) * V_BATCH >= 2**32:
-            raise ValueError(f"QuickScorer takes fewer than {2**32 // V_BATCH} trees")
+        if (t1 - t0) * self.V >= 2**32:
+            raise ValueError(f"QuickScorer takes fewer than {2**32 // self.V} trees")
 
     def args(self, f32, V):
         """The kernel arguments for ``V`` lanes: a tree's bitvectors start at its index times
@@ -208,7 +221,7 @@ def run_parallel(X, block, used, starts, thr, tree, mask, nan_starts, nan_tree, 
     for b in prange(nblk):
         r0 = b * block
         xs = np.empty(used.shape[0] * VL, X.dtype)
-        bv = np.empty(lbase.shape[0] * VL, np.uint64)
+        bv = np.empty(lbase.shape[0] * VL, mask.dtype)
         rows_block(X, r0, min(n, r0 + block), used, starts, thr, tree, mask, nan_starts,
                    nan_tree, nan_mask, lbase, groups, leafval, leafid, out, lout, want_leaf,
                    xs, bv)

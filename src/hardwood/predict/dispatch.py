@@ -382,7 +382,8 @@ class QuickScorerRuntime(CompiledModel):
 
     def _new_scratch(self, V, f32):
         return (np.empty(self.layout.used.size * V, np.float32 if f32 else np.float64),
-                np.empty((self.t1 - self.t0) * V, self.layout.mask.dtype))
+                np.empty((self.t1 - self.t0) * V, self.layout.mask.dtype),
+                np.empty(self.n_outputs * V))
 
     def _go(self, X, out, lout, want_leaf):
         n = X.shape[0]

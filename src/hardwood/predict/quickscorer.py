@@ -167,11 +167,21 @@ ALL = np.uint64(0xFFFFFFFFFFFFFFFF)
 ONE = np.uint64(1)
 
 
+@njit(cache=True, nogil=True, inline="never")
+def scan_feature(bv, xs, xo, hi, thr, tree, mask, p, e):
+    """The nodes of one feature (p .. e-1, sorted by threshold) that some lane fails: a
+    function of its own, so that its loop keeps every value in a register."""
+    while p < e and thr[p] < hi:
+        and_lanes_lt(bv, np.uint64(tree[p]), xs, xo, thr[p], mask[p], VL)
+        p += ONE
+
+
 @njit(cache=True, nogil=True)
 def rows_block(X, r0, r1, used, starts, thr, tree, mask, nan_starts, nan_tree, nan_mask,
-               lbase, groups, leafval, leafid, out, lout, want_leaf, xs, bv):
+               lbase, groups, leafval, leafid, out, lout, want_leaf, xs, bv, acc):
     F = used.shape[0]
     T = lbase.shape[0]
+    K = out.shape[1]
     for q in range(r0, r1, VL):
         # the VL rows feature-major, lanes side by side (rows past r1 repeat the last one)
         nan = False
@@ -184,15 +194,13 @@ def rows_block(X, r0, r1, used, starts, thr, tree, mask, nan_starts, nan_tree, n
         bv[:] = ALL
         for u in range(F):
             xo = np.uint64(u * VL)
-            hi = -np.inf
-            for lane in range(VL):
-                if xs[xo + lane] > hi:
-                    hi = xs[xo + lane]
-            p = np.uint64(starts[u])
-            e = np.uint64(starts[u + 1])
-            while p < e and thr[p] < hi:
-                and_lanes_lt(bv, np.uint64(tree[p]), xs, xo, thr[p], mask[p], VL)
-                p += ONE
+            hi = xs[xo]  # the largest value of the lanes (NaN only if all are NaN)
+            for lane in range(1, VL):
+                v = xs[xo + lane]
+                if v > hi or hi != hi:
+                    hi = v
+            scan_feature(bv, xs, xo, hi, thr, tree, mask, np.uint64(starts[u]),
+                         np.uint64(starts[u + 1]))
         if nan:  # NaN went left above; its default-right nodes send it right
             for u in range(F):
                 for lane in range(VL):
@@ -205,12 +213,19 @@ def rows_block(X, r0, r1, used, starts, thr, tree, mask, nan_starts, nan_tree, n
             for t in range(T):
                 for lane in range(m):
                     lout[q + lane, t] = leafid[lbase[t] + trailing_zeros(bv[t * VL + lane])]
-        else:
+        else:  # the sums in registers, lanes side by side, added to in tree order
+            for g in range(K):
+                for lane in range(VL):
+                    acc[g * VL + lane] = out[min(q + lane, r1 - 1), g]
             for t in range(T):
                 lb = lbase[t]
-                g = groups[t]
+                ao = np.uint64(groups[t] * VL)
+                bo = np.uint64(t * VL)
+                for lane in range(VL):
+                    acc[ao + lane] += leafval[lb + trailing_zeros(bv[bo + lane])]
+            for g in range(K):
                 for lane in range(m):
-                    out[q + lane, g] += leafval[lb + trailing_zeros(bv[t * VL + lane])]
+                    out[q + lane, g] = acc[g * VL + lane]
 
 
 @njit(cache=True, nogil=True, parallel=True)
@@ -222,16 +237,17 @@ def run_parallel(X, block, used, starts, thr, tree, mask, nan_starts, nan_tree, 
         r0 = b * block
         xs = np.empty(used.shape[0] * VL, X.dtype)
         bv = np.empty(lbase.shape[0] * VL, mask.dtype)
+        acc = np.empty(out.shape[1] * VL)
         rows_block(X, r0, min(n, r0 + block), used, starts, thr, tree, mask, nan_starts,
                    nan_tree, nan_mask, lbase, groups, leafval, leafid, out, lout, want_leaf,
-                   xs, bv)
+                   xs, bv, acc)
 
 
 @njit(cache=True, nogil=True)
 def run_serial(X, used, starts, thr, tree, mask, nan_starts, nan_tree, nan_mask, lbase,
-               groups, leafval, leafid, out, lout, want_leaf, xs, bv):
+               groups, leafval, leafid, out, lout, want_leaf, xs, bv, acc):
     rows_block(X, 0, X.shape[0], used, starts, thr, tree, mask, nan_starts, nan_tree,
-               nan_mask, lbase, groups, leafval, leafid, out, lout, want_leaf, xs, bv)
+               nan_mask, lbase, groups, leafval, leafid, out, lout, want_leaf, xs, bv, acc)
 '''
 
 

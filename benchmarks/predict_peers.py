@@ -46,15 +46,6 @@ def higgs_like(n, seed=0):
     return X, y
 
 
-def best_of(fn, repeat):
-    best = float("inf")
-    for _ in range(repeat):
-        t = time.perf_counter()
-        fn()
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def latency(fn, n=5000):
     """Median wall time of one call in µs, over n calls after 100 warm-up calls."""
     for _ in range(100):
@@ -149,19 +140,16 @@ def lleaves_run(py, booster, X, ref, workdir, name, threads, repeat, lat_n, sing
 
 # -- one model ----------------------------------------------------------------------------------
 def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=()):
-    """peers: name -> callable (timed here); external: name -> seconds (timed elsewhere)."""
+    """peers: name -> callable; external: name -> seconds (timed elsewhere). The peers and the
+    hardwood runtimes are timed in ``repeat`` interleaved rounds (each runs once a round), so
+    that a change in the machine's load touches them alike; best of the rounds, and the median
+    over rounds of each round's ratio."""
     import hardwood
     print(f"\n== {title}: {model.num_trees} trees, {X.shape[0]:,} rows x {X.shape[1]} features")
     for n in notes:
         print(f"  {n}")
-    res = {}
-    for name, fn in peers.items():
-        res[name] = best_of(fn, repeat)
-        print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")
-    for name, sec in (external or {}).items():
-        res[name] = sec
-        print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")
     ref = model.predict(X[:2000], output="raw")
+    fns, info = dict(peers), {}
     for rt in runtimes:
         t = time.perf_counter()
         try:
@@ -173,7 +161,7 @@ def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=())
         got = c.predict(X[:2000], output="raw")
         assert np.allclose(got, ref, rtol=1e-9, atol=1e-9), rt
         out = np.empty((X.shape[0], model.n_outputs))
-        res[rt] = best_of(lambda: c.predict(X, output="raw", out=out), repeat)
+        fns[rt] = lambda c=c, out=out: c.predict(X, output="raw", out=out)
         extra = ""
         if rt == "vpred":
             extra = (f" (v={sorted({g['v'] for g in c.layout.groups})}, "
@@ -183,15 +171,35 @@ def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=())
             extra += ")"
         if rt == "auto":
             extra = f" (picks {c.choose(X.shape[0])})"
+        info[rt] = f"  compile {ct:.2f} s{extra}"
+    times = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t)
+    res = {k: min(v) for k, v in times.items()}
+    for name in peers:
+        print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")
+    for name, sec in (external or {}).items():
+        res[name] = sec
+        print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")
+    for rt in info:
         print(f"  hardwood {rt:19s} {res[rt]:8.3f} s  {X.shape[0] / res[rt] / 1e6:7.2f} M rows/s"
-              f"  compile {ct:.2f} s{extra}")
-    done = [r for r in runtimes if r in res]
+              f"{info[rt]}")
+    done = list(info)
     hw = min(res[r] for r in done)
     best_hw = min(done, key=lambda r: res[r])
     others = [p for p in res if p not in runtimes]
     for p in sorted(others, key=lambda p: res[p]):
-        print(f"  ratio best hardwood ({best_hw}, {X.shape[0] / hw / 1e6:.2f} M rows/s) / {p}: "
-              f"{res[p] / hw:.2f}x throughput")
+        line = (f"  ratio best hardwood ({best_hw}, {X.shape[0] / hw / 1e6:.2f} M rows/s) / {p}: "
+                f"{res[p] / hw:.2f}x throughput")
+        if p in times and "auto" in times:
+            per_round = sorted(a / b for a, b in zip(times[p], times["auto"]))
+            line += (f"; auto / {p} per round: "
+                     + ", ".join(f"{r:.2f}" for r in per_round)
+                     + f" (median {float(np.median(per_round)):.2f})")
+        print(line)
     return res
 
 
@@ -254,6 +262,10 @@ def main():
     ap.add_argument("--lleaves-single-compile", action="store_true",
                     help="time lleaves' single row on a second compilation without cache "
                     "blocking (doubles its compile time)")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="interleaved timing rounds (default 3; 2 with --quick)")
+    ap.add_argument("--runtimes", default="naive,struct+,pred,vpred,quickscorer,auto",
+                    help="hardwood runtimes to time, comma-separated")
     args = ap.parse_args()
     os.environ.setdefault("OMP_NUM_THREADS", str(args.threads))
     import numba
@@ -263,9 +275,9 @@ def main():
     import xgboost as xgb
 
     n_score = 200_000 if args.quick else 1_000_000
-    repeat = 2 if args.quick else 3
+    repeat = args.repeat or (2 if args.quick else 3)
     lat_n = args.latency_n
-    runtimes = ["naive", "struct+", "pred", "vpred", "quickscorer", "auto"]
+    runtimes = [r for r in args.runtimes.split(",") if r]
     work = tempfile.mkdtemp(prefix="hardwood-peers-")
     lle_py, lle_reason = (None, "--no-lleaves") if args.no_lleaves else \
         lleaves_python(args.lleaves_venv, not args.no_lleaves_setup)

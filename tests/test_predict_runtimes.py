@@ -260,7 +260,7 @@ def test_model_predict_runtime_argument(models):
 
 def test_feature_count_mismatch_is_an_error(models):
     m, X = models["reg"]
-    for rt in ("struct+", "vpred", "auto"):
+    for rt in ("struct+", "vpred", "quickscorer", "auto"):
         c = hardwood.compile(m, rt)
         with pytest.raises(ValueError, match="features"):
             c.predict(X[:, :4])
@@ -452,15 +452,33 @@ def test_single_row_fast_path_checks_the_row(models):
 
 
 def test_auto_rule_documented():
-    # XGBoost 500 x depth 6 (28,538 internal nodes): vpred; LambdaMART 500 x 31 leaves (15,000
-    # nodes, 5,913 levels on the unpadded walk): QuickScorer; 255-leaf trees: vpred (QS cannot)
-    assert dispatch.choose(10**6, 3000, 0, 28538) == "vpred"
-    assert dispatch.choose(1, 3000, 0, 28538) == "vpred"
-    assert dispatch.choose(10**6, 84, 5913, 15000, 32) == "quickscorer"
-    assert dispatch.choose(1, 84, 5913, 15000, 32) == "quickscorer"
-    assert dispatch.choose(10**6, 0, 500 * 21.7, None) == "vpred"
-    assert dispatch.choose(1, 0, 500 * 21.7, None) == "naive"  # one row, deep leaf-wise trees
+    """The rule picks what benchmarks/predict_auto_rule.py measured fastest on these shapes."""
+    S = dispatch.ModelShape
+    xgb6 = S(3000, 0, 0, 3000, 28538, 64)  # XGBoost 500 x depth 6
+    xgb4 = S(2000, 0, 0, 2000, 7500, 32)  # XGBoost 500 x depth 4
+    lgb31 = S(0, 5558, 1196, 1196, 15000, 32)  # LightGBM 31 leaves, 28 features
+    lgb63 = S(0, 7182, 1463, 1463, 31000, 64)
+    rank = S(84, 5913, 3490, 3503, 15000, 32)  # LambdaMART on rank.train
+    lgb255 = S(0, 500 * 21.7, 500 * 5.6, 500 * 5.6, None, 64, "255 leaves")
+    picks = {(xgb6, 10**6): "vpred", (xgb6, 1): "vpred", (xgb4, 10**6): "quickscorer",
+             (xgb4, 1): "vpred", (lgb31, 10**6): "quickscorer", (lgb31, 1): "naive",
+             (lgb63, 10**6): "vpred", (lgb63, 1): "naive", (rank, 10**6): "quickscorer",
+             (rank, 1): "quickscorer", (lgb255, 10**6): "vpred", (lgb255, 1): "naive"}
+    for (shape, n), want in picks.items():
+        assert dispatch.choose(n, shape) == want, (vars(shape), n)
     assert dispatch.tuned_v(28, 6) in (1, 2, 4, 8, 16, 32)
+
+
+def test_auto_shape_of_a_model(models):
+    m, _ = models["cat"]
+    a = hardwood.compile(m, "auto")
+    assert "categorical" in a.quickscorer_reason and a.shape.qs_nodes is None
+    m, _ = models["random"]
+    shape = hardwood.compile(m, "auto").shape
+    depths = [t.depth() for t in m.trees]
+    assert shape.padded_levels + shape.walked_levels == sum(depths)
+    assert 0 < shape.paths <= sum(depths)
+    assert shape.qs_nodes == sum(int((t.feature >= 0).sum()) for t in m.trees)
 
 
 _CUDA_SCRIPT = r"""

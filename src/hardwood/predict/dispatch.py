@@ -440,18 +440,9 @@ class AutoRuntime(CompiledModel):
 
     def _build(self):
         self._rt = {}
-        trees = self.model.trees[self.t0:self.t1]
-        depths = [t.depth() for t in trees]
-        self.mean_depth = float(np.mean(depths)) if depths else 0.0
-        walks = [_walks(t, d, "auto") for t, d in zip(trees, depths)]
-        # vpred pads a depth group to its deepest tree when that adds little (PredLayout): the
-        # own depth is the estimate
-        self.padded_steps = sum(d for d, w in zip(depths, walks) if not w)
-        self.walked_steps = sum(d for d, w in zip(depths, walks) if w)
-        qs = _qs.unsupported_reason(trees) is None
-        self.qs_nodes = int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees)) if qs \
-            else None
-        self.qs_width = 32 if all(t.n_leaves <= 32 for t in trees) else 64
+        self.shape = ModelShape.of(self.model.trees[self.t0:self.t1])
+        # why QuickScorer is not a candidate (None: it is)
+        self.quickscorer_reason = self.shape.quickscorer_reason
 
     def _warm(self):
         super()._warm()
@@ -460,8 +451,7 @@ class AutoRuntime(CompiledModel):
         self._bind_one_row(rt._one, rt._one_blob)
 
     def choose(self, n_rows):
-        return choose(n_rows, self.padded_steps, self.walked_steps, self.qs_nodes,
-                      self.qs_width)
+        return choose(n_rows, self.shape)
 
     def _get(self, n_rows):
         name = self.choose(n_rows)
@@ -477,43 +467,101 @@ class AutoRuntime(CompiledModel):
         self._get(X.shape[0])._leaf(X, lout)
 
 
-# per-row cost in ns, batches at 2 threads: a padded vpred level, a level of the unpadded walk
-# (paid as the tree's depth: the lanes wait for the longest of their paths) and a QuickScorer
-# node (by bitvector width: 16 rows a vector at 32 bits, 8 at 64); one row: the same on one
-# thread plus each path's fixed cost (the call, the checks), and the naive walk, which beats
-# the unpadded walk on one row (it pays no per-tree set-up). benchmarks/README.md, "auto":
-# fitted on the XGBoost 500 x depth-6, LightGBM 255-leaf and LambdaMART models.
-COST_PADDED_LEVEL, COST_WALK_LEVEL, COST_QS_NODE = 0.37, 0.64, {32: 0.07, 64: 0.107}
-ONE_ROW_PADDED_LEVEL, ONE_ROW_WALK_LEVEL, ONE_ROW_NAIVE_LEVEL = 1.3, 4.0, 3.2
-ONE_ROW_QS_NODE = 0.53
-ONE_ROW_CALL, ONE_ROW_QS_CALL = 2200.0, 4100.0
+def _expected_path(tree, depth_of):
+    """The mean path length of the rows the tree was trained on: its leaves' depths weighted
+    by their row counts (LightGBM), else by their cover (hessian sums: XGBoost), else alike."""
+    leaves = tree.feature < 0
+    d = depth_of[leaves]
+    for w in (tree.count[leaves], tree.cover[leaves]):
+        w = np.asarray(w, np.float64)
+        if np.all(np.isfinite(w)) and np.all(w >= 0) and w.sum() > 0:
+            return float((w * d).sum() / w.sum())
+    return float(d.mean())
 
 
-def choose(n_rows, padded_steps, walked_steps, qs_nodes=None, qs_width=64):
-    """The rule behind ``runtime='auto'`` (measurements: benchmarks/README.md, "Prediction").
+class ModelShape:
+    """What the ``auto`` rule weighs: per tree its depth and the mean path of its training
+    rows, whether vpred pads it or walks it unpadded (``_walks``), and for QuickScorer the
+    internal-node count and bitvector width (or why it cannot run the model)."""
 
-    ``padded_steps``/``walked_steps``: the summed depths of the trees vpred pads and of those
-    it walks unpadded; ``qs_nodes``: the internal-node count, or None where QuickScorer cannot
-    run the model (categorical splits, trees over 64 leaves); ``qs_width``: its bitvector
-    width. QuickScorer's cost grows with the node count, vpred's with the depth, so
-    QuickScorer takes unbalanced trees of a few dozen leaves (LambdaMART: 3.5x vpred) and vpred
-    full, shallow ones (XGBoost depth 6: 2.2x QuickScorer) and deep leaf-wise ones. For fewer
-    rows than QuickScorer's smallest lane group, the one-row costs: vpred's one-row kernel for
-    padded trees (3.9 us on the XGBoost model), QuickScorer's one-lane kernel (10 us on
-    LambdaMART), else the naive walk (23 us against the unpadded walk's 39-45 us on the
-    LightGBM 255-leaf model).
-    """
+    def __init__(self, padded_levels, walked_levels, walked_paths, paths, qs_nodes,
+                 qs_width=64, quickscorer_reason=None):
+        self.padded_levels = padded_levels  # summed depth of the trees vpred pads
+        self.walked_levels = walked_levels  # summed depth of those it walks unpadded
+        self.walked_paths = walked_paths  # summed mean path of those it walks
+        self.paths = paths  # summed mean path of all trees
+        self.qs_nodes = qs_nodes  # internal nodes, None where QuickScorer cannot run
+        self.qs_width = qs_width
+        self.quickscorer_reason = quickscorer_reason
+
+    @classmethod
+    def of(cls, trees):
+        padded = walked = walked_paths = paths = 0.0
+        for t in trees:
+            depth_of = np.zeros(t.n_nodes, np.int64)
+            for i in range(t.n_nodes):  # children come after their parents
+                if t.feature[i] >= 0:
+                    depth_of[t.left[i]] = depth_of[t.right[i]] = depth_of[i] + 1
+            d = int(depth_of.max())
+            path = _expected_path(t, depth_of)
+            paths += path
+            if _walks(t, d, "auto"):
+                walked += d
+                walked_paths += path
+            else:
+                padded += d
+        reason = _qs.unsupported_reason(trees)
+        nodes = (int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees))
+                 if reason is None else None)
+        width = 32 if all(t.n_leaves <= 32 for t in trees) else 64
+        return cls(padded, walked, walked_paths, paths, nodes, width, reason)
+
+
+# Per-row costs in ns (benchmarks/README.md, "auto": fitted on XGBoost depth 4 and 6,
+# LightGBM 15/31/63/255 leaves and LambdaMART models, 500 trees each).
+# Batches, 2 threads: a padded vpred level; the unpadded walk, whose lanes wait for the longest
+# of their rows' paths, costs between the mean path and the depth; a QuickScorer node.
+COST_PADDED_LEVEL = 0.4
+COST_WALK_PATH, COST_WALK_LEVEL = 0.69, 0.18
+COST_QS_NODE = {32: 0.075, 64: 0.085}
+# One row, one thread: vpred's one-row kernel (padded trees only: trees on the unpadded walk
+# have none, and the batch walk lost to the naive one on every model measured), the naive walk
+# (a step per node of the row's path) and QuickScorer's one-lane kernel, each with its fixed
+# cost (the call, the checks).
+ONE_ROW_CALL, ONE_ROW_PADDED_LEVEL = 2200.0, 0.55
+ONE_ROW_NAIVE_CALL, ONE_ROW_NAIVE_STEP = 4200.0, 5.3
+ONE_ROW_QS_CALL, ONE_ROW_QS_NODE = 4000.0, 0.85
+
+
+def costs(n_rows, shape):
+    """The estimated per-row cost, in ns, of each candidate runtime for ``n_rows`` rows."""
     cost = {}
     if n_rows < _qs.MIN_BATCH:
-        cost["naive"] = ONE_ROW_CALL + ONE_ROW_NAIVE_LEVEL * (padded_steps + walked_steps)
-        cost["vpred"] = (ONE_ROW_CALL + ONE_ROW_PADDED_LEVEL * padded_steps
-                         + ONE_ROW_WALK_LEVEL * walked_steps)
-        if qs_nodes is not None:
-            cost["quickscorer"] = ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * qs_nodes
+        if shape.walked_levels == 0:
+            cost["vpred"] = ONE_ROW_CALL + ONE_ROW_PADDED_LEVEL * shape.padded_levels
+        cost["naive"] = ONE_ROW_NAIVE_CALL + ONE_ROW_NAIVE_STEP * shape.paths
+        if shape.qs_nodes is not None:
+            cost["quickscorer"] = ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * shape.qs_nodes
     else:
-        cost["vpred"] = COST_PADDED_LEVEL * padded_steps + COST_WALK_LEVEL * walked_steps
-        if qs_nodes is not None:
-            cost["quickscorer"] = COST_QS_NODE[qs_width] * qs_nodes
+        cost["vpred"] = (COST_PADDED_LEVEL * shape.padded_levels
+                         + COST_WALK_PATH * shape.walked_paths
+                         + COST_WALK_LEVEL * shape.walked_levels)
+        if shape.qs_nodes is not None:
+            cost["quickscorer"] = COST_QS_NODE[shape.qs_width] * shape.qs_nodes
+    return cost
+
+
+def choose(n_rows, shape):
+    """The rule behind ``runtime='auto'``: the candidate of least estimated cost
+    (:func:`costs`; measurements: ``benchmarks/predict_auto_rule.py`` and benchmarks/README.md,
+    "Prediction"). QuickScorer's cost grows with the node count, vpred's with the depth and
+    the rows' paths: QuickScorer takes leaf-wise trees of up to about 31 leaves (LambdaMART:
+    3.3x vpred) and shallow depth-wise ones (XGBoost depth 4), vpred full depth-6 trees (2.1x
+    QuickScorer) and trees of 63 leaves and more. One row: vpred's one-row kernel for padded
+    trees (3.8 us on the XGBoost depth-6 model), QuickScorer's one-lane kernel (11 us on
+    LambdaMART), else the naive walk (9-12 us on LightGBM models of 15-63 leaves).
+    """
+    cost = costs(n_rows, shape)
     return min(cost, key=lambda k: (cost[k], k != "vpred"))
 
 

@@ -16,16 +16,6 @@ import time
 import numpy as np
 
 
-def rounds(fns, repeat):
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t)
-    return {k: float(np.median(v)) for k, v in times.items()}
-
-
 def one_row(fn, n=2000):
     ts = []
     for _ in range(n):
@@ -49,7 +39,7 @@ def main():
 
     import hardwood
     from hardwood.predict import dispatch
-    from predict_peers import higgs_like
+    from predict_peers import higgs_like, interleaved_rounds
 
     Xtr, ytr = higgs_like(100_000, 1)
     X, _ = higgs_like(args.rows, 2)
@@ -76,8 +66,9 @@ def main():
         for rt in rts.values():  # vpred's passes (by depth group) may round differently
             assert np.allclose(rt.predict(X[:3000], output="raw"),
                                m.predict(X[:3000], output="raw"), rtol=1e-12, atol=1e-12)
-        batch = rounds({k: (lambda c=c: c.predict(X, output="raw", out=out))
-                        for k, c in rts.items()}, args.repeat)
+        batch = {k: float(np.median(v)) for k, v in interleaved_rounds(
+            {k: (lambda c=c: c.predict(X, output="raw", out=out)) for k, c in rts.items()},
+            args.repeat).items()}
         rts1 = dict(rts, naive=hardwood.compile(m, "naive"))  # auto's third one-row choice
         single = {k: one_row(lambda c=c: c.predict(row)) for k, c in rts1.items()}
         for n, tm, unit, scale in ((X.shape[0], batch, "ns/row", 1e9 / X.shape[0]),

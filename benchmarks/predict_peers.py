@@ -139,6 +139,17 @@ def lleaves_run(py, booster, X, ref, workdir, name, threads, repeat, lat_n, sing
 
 
 # -- one model ----------------------------------------------------------------------------------
+def interleaved_rounds(fns, repeat):
+    """Seconds of each callable in ``repeat`` rounds, each round calling every one once."""
+    times = {k: [] for k in fns}
+    for _ in range(repeat):
+        for k, fn in fns.items():
+            t = time.perf_counter()
+            fn()
+            times[k].append(time.perf_counter() - t)
+    return times
+
+
 def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=()):
     """peers: name -> callable; external: name -> seconds (timed elsewhere). The peers and the
     hardwood runtimes are timed in ``repeat`` interleaved rounds (each runs once a round), so
@@ -172,12 +183,7 @@ def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=())
         if rt == "auto":
             extra = f" (picks {c.choose(X.shape[0])})"
         info[rt] = f"  compile {ct:.2f} s{extra}"
-    times = {k: [] for k in fns}
-    for _ in range(repeat):
-        for k, fn in fns.items():
-            t = time.perf_counter()
-            fn()
-            times[k].append(time.perf_counter() - t)
+    times = interleaved_rounds(fns, repeat)
     res = {k: min(v) for k, v in times.items()}
     for name in peers:
         print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")

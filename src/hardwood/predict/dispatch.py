@@ -2,24 +2,27 @@
 
 Runtimes (Asadi, Lin, de Vries, *Runtime Optimizations for Prediction with Tree-Based Models*):
 
-=========  ==================================================================================
-naive      the reference walk (``predict.naive``)
-struct     array of 24-byte node structs in the model's node order, walked with branches
-struct+    16-byte node structs, breadth-first per tree, siblings adjacent, all contiguous
-pred       trees padded to full depth, branch-free index update, lanes unrolled
-vpred      ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and depth); deep
-           or unbalanced trees take the unpadded branch-free walk of ``predict.vwalk``
-quickscorer  QuickScorer (Lucchese et al. 2015) over 8 rows in SIMD lanes: per feature, the
-           nodes a row fails, found by one threshold-sorted scan, AND their masks into a
-           bitvector per tree (``predict.quickscorer``; trees of at most 64 leaves, numeric
-           splits)
-codegen    generated if-else code compiled by Numba (cached on disk; ``compile_seconds``)
-cuda       a numba-cuda kernel, one thread per row (needs a GPU or the CUDA simulator)
-auto       picks one of the above from tree count, depth, feature count and batch size
-=========  ==================================================================================
+===========  ================================================================================
+naive        the reference walk (``predict.naive``)
+struct       array of 24-byte node structs in the model's node order, walked with branches
+struct+      16-byte node structs, breadth-first per tree, siblings adjacent, all contiguous
+pred         trees padded to full depth, branch-free index update, lanes unrolled
+vpred        ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and depth);
+             deep or unbalanced trees take the unpadded branch-free walk of ``predict.vwalk``
+quickscorer  QuickScorer (Lucchese et al. 2015) over 16 or 8 rows in SIMD lanes: per feature,
+             the nodes a row fails, found by one threshold-sorted scan, AND their masks into a
+             bitvector per tree (``predict.quickscorer``; trees of at most 64 leaves, numeric
+             splits)
+codegen      generated if-else code compiled by Numba (cached on disk; ``compile_seconds``)
+cuda         a numba-cuda kernel, one thread per row (needs a GPU or the CUDA simulator)
+auto         picks vpred, quickscorer or (one row) naive by a cost model over the trees'
+             depths, paths, node count and the batch size (``choose``)
+===========  ================================================================================
 
-Every runtime gives the naive walk's output up to float rounding (they all add the same leaf
-values in the same tree order, so in practice the sums are identical). ``predict`` checks only
+Every runtime gives the naive walk's output up to float rounding: they add the same leaf
+values, and all but pred/vpred in tree order, so their sums are identical. pred/vpred add one
+pass (a depth group, or the walked trees) at a time, so where a model has several, the last
+bits may differ (1e-14 on a LightGBM model). ``predict`` checks only
 the input: the model was checked when it was built, loaded or imported, and its layout is
 fixed at compile time. For a C-contiguous float32/float64 matrix of a model without
 categorical features, the only allocation is the output (pass ``out=`` to avoid even that).

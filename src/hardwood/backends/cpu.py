@@ -20,20 +20,33 @@ BLOCK = 16384
 PREFETCH_AHEAD = 16  # rows
 
 
-def _make_blocks(begins, ends, block=BLOCK):
-    """Cut segments into blocks: returns (blk_seg, blk_begin, blk_end, seg_first_block)."""
-    begins = np.asarray(begins, dtype=np.int64)
-    ends = np.asarray(ends, dtype=np.int64)
-    sizes = ends - begins
-    nblk = np.maximum((sizes + block - 1) // block, 1)
-    first = np.zeros(len(begins) + 1, dtype=np.int64)
-    np.cumsum(nblk, out=first[1:])
-    total = int(first[-1])
-    blk_seg = np.repeat(np.arange(len(begins), dtype=np.int64), nblk)
-    local = np.arange(total, dtype=np.int64) - first[blk_seg]
-    blk_begin = begins[blk_seg] + local * block
-    blk_end = np.minimum(blk_begin + block, ends[blk_seg])
+@njit(cache=True, nogil=True)
+def _make_blocks(begins, ends, block):
+    """Cut segments (int64 ``begins``/``ends``) into blocks of at most ``block`` rows, one
+    block at least per segment: returns (blk_seg, blk_begin, blk_end, seg_first_block)."""
+    n_seg = begins.shape[0]
+    first = np.zeros(n_seg + 1, dtype=np.int64)
+    for s in range(n_seg):
+        size = ends[s] - begins[s]
+        nb = (size + block - 1) // block
+        first[s + 1] = first[s] + max(nb, 1)
+    total = first[n_seg]
+    blk_seg = np.empty(total, dtype=np.int64)
+    blk_begin = np.empty(total, dtype=np.int64)
+    blk_end = np.empty(total, dtype=np.int64)
+    for s in range(n_seg):
+        for k in range(first[s], first[s + 1]):
+            blk_seg[k] = s
+            b = begins[s] + (k - first[s]) * block
+            blk_begin[k] = b
+            blk_end[k] = min(b + block, ends[s])
     return blk_seg, blk_begin, blk_end, first
+
+
+def _segment_blocks(begins, ends):
+    """``_make_blocks`` of BLOCK rows for the Python grower's segment lists."""
+    return _make_blocks(np.asarray(begins, dtype=np.int64), np.asarray(ends, dtype=np.int64),
+                        BLOCK)
 
 
 HIST_CACHE_BINS = 16384  # bins per pass: (g, h) float64 pairs of 256 KiB stay in L2
@@ -239,7 +252,7 @@ class CPUBackend(Backend):
 
     # ① ------------------------------------------------------------------------------
     def build_histograms(self, rows, begins, ends, g, h):
-        blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends)
+        blk_seg, blk_begin, blk_end, first = _segment_blocks(begins, ends)
         blocks = np.empty((blk_begin.size, 2 * self.total_bins), dtype=np.float64)
         _hist_blocks(self.bins_row, g, h, rows, blk_begin, blk_end, self.offsets, blocks)
         out = np.empty((len(begins), 2 * self.total_bins), dtype=np.float64)
@@ -248,7 +261,7 @@ class CPUBackend(Backend):
 
     # ③ ------------------------------------------------------------------------------
     def partition(self, rows, begins, ends, features, left_tables):
-        blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends)
+        blk_seg, blk_begin, blk_end, first = _segment_blocks(begins, ends)
         mids = np.empty(len(begins), dtype=np.int64)
         _partition_blocks(self.bins_col, rows, self._tmp, blk_seg, blk_begin, blk_end,
                           np.asarray(begins, dtype=np.int64), first,
@@ -257,7 +270,7 @@ class CPUBackend(Backend):
 
     # ⑤ ------------------------------------------------------------------------------
     def add_leaf_values(self, rows, begins, ends, values, pred):
-        blk_seg, blk_begin, blk_end, _ = _make_blocks(begins, ends)
+        blk_seg, blk_begin, blk_end, _ = _segment_blocks(begins, ends)
         _add_segment_values(rows, blk_seg, blk_begin, blk_end,
                             np.asarray(values, dtype=np.float64), pred)
 

@@ -17,7 +17,7 @@ from numba import njit, prange
 
 from ..train.split import RT_EPS, categorical_left_set, find_best_splits_pooled
 from ._intrinsics import cycles
-from .cpu import (BLOCK, _feature_groups, _hist_blocks, _partition_blocks,
+from .cpu import (BLOCK, _feature_groups, _hist_blocks, _make_blocks, _partition_blocks,
                   _reduce_into, hist_rows)
 
 # A lone node (lossguide) of at most SERIAL_ROWS rows runs on one thread; up to BLOCK rows it
@@ -37,27 +37,6 @@ def _block_rows(begins, ends):
         nb += nb & 1
         return max(1, (size + nb - 1) // nb)
     return BLOCK
-
-
-@njit(cache=True, nogil=True)
-def _make_blocks(begins, ends, block):
-    n_seg = begins.shape[0]
-    first = np.zeros(n_seg + 1, dtype=np.int64)
-    for s in range(n_seg):
-        size = ends[s] - begins[s]
-        nb = (size + block - 1) // block
-        first[s + 1] = first[s] + max(nb, 1)
-    total = first[n_seg]
-    blk_seg = np.empty(total, dtype=np.int64)
-    blk_begin = np.empty(total, dtype=np.int64)
-    blk_end = np.empty(total, dtype=np.int64)
-    for s in range(n_seg):
-        for k in range(first[s], first[s + 1]):
-            blk_seg[k] = s
-            b = begins[s] + (k - first[s]) * block
-            blk_begin[k] = b
-            blk_end[k] = min(b + block, ends[s])
-    return blk_seg, blk_begin, blk_end, first
 
 
 @njit(cache=True, nogil=True)

@@ -20,8 +20,8 @@ branch but the end of each feature's scan.
 NaN: the compare fails, so the row goes left; a block of rows with a NaN then applies, per NaN
 value, the masks of that feature's default-right nodes (a list of its own). Thresholds are
 kept in float64 and, for float32 input, rounded down to float32 (exact: ``x > t`` ⇔
-``x > float32_floor(t)`` for float32 ``x``). Leaf values are added in tree order, as every
-other runtime does, so the sums are the naive walk's.
+``x > float32_floor(t)`` for float32 ``x``). Leaf values are added in tree order, as the naive
+walk adds them, so the sums are the naive walk's, bit for bit.
 
 The bitvectors are 32 bits wide when every tree has at most 32 leaves (LightGBM's default
 31), so that a 512-bit vector holds 16 rows' bitvectors of a tree, else 64 bits and 8 rows.
@@ -35,7 +35,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import load_source
-from .pred import BLOCK_ROWS, _floor32
+from .pred import _floor32
 
 MAX_LEAVES = 64
 # rows per lane group, by bitvector width: one 512-bit vector of bitvectors (4 and 16 lanes of

@@ -378,14 +378,15 @@ def _rows(X, n=60):
 @pytest.mark.parametrize("name", ["reg", "binary", "multi", "softmax", "cat", "random",
                                   "balanced"])
 def test_single_row_path_equals_naive_exactly(models, name):
-    """The one-row kernel (pred, vpred, auto) gives the naive runtime's floats bit for bit:
-    NaN and default directions, categorical splits, several outputs, an argmax objective,
-    trees of mixed depths (some of depth 0), both input widths, with and without out=."""
+    """The one-row kernels (pred, vpred, auto; QuickScorer's) give the naive runtime's floats
+    bit for bit: NaN and default directions, categorical splits, several outputs, an argmax
+    objective, trees of mixed depths (some of depth 0), both input widths, with and without
+    out=."""
     m, X = _softmax_model(models) if name == "softmax" else models[name]
     naive = hardwood.compile(m, "naive")
     K = max(m.n_outputs, 1)
     nan_rows = 0
-    for rt in ("pred", "vpred", "auto"):
+    for rt in ("pred", "vpred", "auto") + (("quickscorer",) if name != "cat" else ()):
         c = hardwood.compile(m, rt)
         assert c._one is not None, rt  # the model has a one-row kernel
         assert (c._fast is None) == (name == "cat")
@@ -409,9 +410,10 @@ def test_single_row_fast_path_does_not_touch_the_model(models, monkeypatch):
     m, X = models["binary"]
     ref = {dt: hardwood.compile(m, "naive").predict(np.ascontiguousarray(X[:1], dt))
            for dt in (np.float32, np.float64)}
-    compiled = [hardwood.compile(m, rt) for rt in ("pred", "vpred", "auto")]
+    compiled = [hardwood.compile(m, rt) for rt in ("pred", "vpred", "auto", "quickscorer")]
     import hardwood.model.io as io
     from hardwood.predict import pred as pred_mod
+    from hardwood.predict import quickscorer as qs_mod
 
     def boom(*a, **k):
         raise AssertionError("a single-row call re-validated or re-laid-out the model")
@@ -420,10 +422,12 @@ def test_single_row_fast_path_does_not_touch_the_model(models, monkeypatch):
     for name in ("prepare", "packed", "_tree_range"):
         monkeypatch.setattr(m, name, boom)
     for name in ("PredLayout", "OneRowLayout", "one_row_unsupported_reason", "kernels",
-                 "one_row_kernel"):
+                 "one_row_kernel", "pack_blob"):
         monkeypatch.setattr(pred_mod, name, boom)
+    for name in ("QSLayout", "kernels", "one_row_kernel", "one_row_blob", "unsupported_reason"):
+        monkeypatch.setattr(qs_mod, name, boom)
     for cls in (dispatch.CompiledModel, dispatch.PredRuntime, dispatch.VPredRuntime,
-                dispatch.AutoRuntime):
+                dispatch.AutoRuntime, dispatch.QuickScorerRuntime):
         for name in ("_matrix", "_predict", "_raw", "_leaf", "_build", "_get"):
             monkeypatch.setattr(cls, name, boom, raising=False)
     for c in compiled:
@@ -461,7 +465,7 @@ def test_auto_rule_documented():
     rank = S(84, 5913, 3490, 3503, 15000, 32)  # LambdaMART on rank.train
     lgb255 = S(0, 500 * 21.7, 500 * 5.6, 500 * 5.6, None, 64, "255 leaves")
     picks = {(xgb6, 10**6): "vpred", (xgb6, 1): "vpred", (xgb4, 10**6): "quickscorer",
-             (xgb4, 1): "vpred", (lgb31, 10**6): "quickscorer", (lgb31, 1): "naive",
+             (xgb4, 1): "vpred", (lgb31, 10**6): "quickscorer", (lgb31, 1): "quickscorer",
              (lgb63, 10**6): "vpred", (lgb63, 1): "naive", (rank, 10**6): "quickscorer",
              (rank, 1): "quickscorer", (lgb255, 10**6): "vpred", (lgb255, 1): "naive"}
     for (shape, n), want in picks.items():

@@ -382,6 +382,21 @@ class QuickScorerRuntime(CompiledModel):
         self._lock = threading.Lock()
         self._scratch = {(V, f32): self._new_scratch(V, f32)
                          for V in (1, self.layout.V) for f32 in (False, True)}
+        # one row: the layout in one byte array and a kernel of five arguments
+        self._one_kernel = _qs.one_row_kernel(self.layout.width)
+        self._one_scratch = np.empty((self.t1 - self.t0) * 8, np.uint8)
+        self._bind_one_row(self._one_row, _qs.one_row_blob(self.layout, self.base))
+
+    def _one_row(self, X, blob, out, code):
+        """``one(X, blob, out, code)`` for the one-row path: the bitvectors in scratch made at
+        compile time (another thread calling at the same time gets its own)."""
+        if self._lock.acquire(blocking=False):
+            try:
+                self._one_kernel(X, blob, self._one_scratch, out, code)
+            finally:
+                self._lock.release()
+        else:
+            self._one_kernel(X, blob, np.empty(self._one_scratch.size, np.uint8), out, code)
 
     def _new_scratch(self, V, f32):
         return (np.empty(self.layout.used.size * V, np.float32 if f32 else np.float64),
@@ -529,11 +544,11 @@ COST_WALK_PATH, COST_WALK_LEVEL = 0.69, 0.18
 COST_QS_NODE = {32: 0.075, 64: 0.085}
 # One row, one thread: vpred's one-row kernel (padded trees only: trees on the unpadded walk
 # have none, and the batch walk lost to the naive one on every model measured), the naive walk
-# (a step per node of the row's path) and QuickScorer's one-lane kernel, each with its fixed
+# (a step per node of the row's path) and QuickScorer's one-row kernel, each with its fixed
 # cost (the call, the checks).
-ONE_ROW_CALL, ONE_ROW_PADDED_LEVEL = 2200.0, 0.55
+ONE_ROW_CALL, ONE_ROW_PADDED_LEVEL = 1400.0, 0.7
 ONE_ROW_NAIVE_CALL, ONE_ROW_NAIVE_STEP = 4200.0, 5.3
-ONE_ROW_QS_CALL, ONE_ROW_QS_NODE = 4000.0, 0.85
+ONE_ROW_QS_CALL, ONE_ROW_QS_NODE = 1900.0, 0.5
 
 
 def costs(n_rows, shape):
@@ -561,8 +576,8 @@ def choose(n_rows, shape):
     the rows' paths: QuickScorer takes leaf-wise trees of up to about 31 leaves (LambdaMART:
     3.3x vpred) and shallow depth-wise ones (XGBoost depth 4), vpred full depth-6 trees (2.1x
     QuickScorer) and trees of 63 leaves and more. One row: vpred's one-row kernel for padded
-    trees (3.8 us on the XGBoost depth-6 model), QuickScorer's one-lane kernel (11 us on
-    LambdaMART), else the naive walk (9-12 us on LightGBM models of 15-63 leaves).
+    trees (3.8 us on the XGBoost depth-6 model), QuickScorer's one-row kernel for up to about
+    31 leaves (6.8 us on LambdaMART), else the naive walk.
     """
     cost = costs(n_rows, shape)
     return min(cost, key=lambda k: (cost[k], k != "vpred"))

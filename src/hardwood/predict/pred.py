@@ -399,24 +399,33 @@ class OneRowLayout:
             np.ascontiguousarray(ncat, np.int64) if self.cat else np.zeros(1, np.int64),
             np.ascontiguousarray(base, np.float64),
         ]
-        head = [NB, T, int(n_outputs)]
-        pos = _HEADER_WORDS * 8
-        chunks = []
-        for a in sections:
-            b = np.ascontiguousarray(a).view(np.uint8).ravel()
-            pos = -(-pos // 64) * 64
-            head += [pos, pos + b.size]
-            chunks.append((pos, b))
-            pos += b.size
-        assert len(head) < _HEADER_WORDS
-        head += [0] * (_HEADER_WORDS - 1 - len(head)) + [D]  # the last word: the depth
-        blob = np.zeros(-(-pos // 64) * 64, np.uint8)
-        blob[:len(head) * 8] = np.asarray(head, np.int64).view(np.uint8)
-        for p, b in chunks:
-            blob[p:p + b.size] = b
-        blob.flags.writeable = False
-        self.blob = blob
+        # the last header word: the depth
+        self.blob = pack_blob([NB, T, int(n_outputs)], sections, last=D)
         self.kernel = one_row_kernel(V, self.cat, self.multi, self.feat_dtype)
+
+
+def pack_blob(head, sections, last=0):
+    """One read-only byte array: a header of ``_HEADER_WORDS`` int64 words (``head``, then the
+    start and end byte of each section, then zeros, and ``last`` in the last word), then the
+    sections, each 64-byte aligned. A one-row kernel takes the whole model as this one argument
+    (each array argument costs Numba's dispatcher about 0.1 us)."""
+    head = list(head)
+    pos = _HEADER_WORDS * 8
+    chunks = []
+    for a in sections:
+        b = np.ascontiguousarray(a).view(np.uint8).ravel()
+        pos = -(-pos // 64) * 64
+        head += [pos, pos + b.size]
+        chunks.append((pos, b))
+        pos += b.size
+    assert len(head) < _HEADER_WORDS
+    head += [0] * (_HEADER_WORDS - 1 - len(head)) + [last]
+    blob = np.zeros(-(-pos // 64) * 64, np.uint8)
+    blob[:len(head) * 8] = np.asarray(head, np.int64).view(np.uint8)
+    for p, b in chunks:
+        blob[p:p + b.size] = b
+    blob.flags.writeable = False
+    return blob
 
 
 def _one_row_walk(name, V, mode, multi):

@@ -209,8 +209,8 @@ def test_thresholds_at_float32_boundaries():
 def test_quickscorer_equals_naive(models, name):
     """QuickScorer gives the naive walk's floats bit for bit (the same leaf values added in the
     same tree order): NaN both default ways, several outputs, trees of depth 0 to 5, both
-    input widths, batches (8-row lane groups with a ragged tail, serial and parallel) and
-    single rows (the one-lane kernel)."""
+    input widths, batches (lane groups of 16 or 8 rows with a ragged tail, serial and
+    parallel) and single rows (the one-row kernel)."""
     m, X = models[name]
     c = hardwood.compile(m, "quickscorer")
     naive = hardwood.compile(m, "naive")

@@ -43,13 +43,17 @@ class Tree:
     def n_leaves(self) -> int:
         return int(np.count_nonzero(self.feature < 0))
 
-    def depth(self) -> int:
+    def node_depths(self) -> np.ndarray:
+        """Each node's depth (the root's is 0)."""
         depth = np.zeros(self.n_nodes, dtype=np.int64)
         for i in range(self.n_nodes):
             if self.feature[i] >= 0:
                 depth[self.left[i]] = depth[i] + 1
                 depth[self.right[i]] = depth[i] + 1
-        return int(depth.max()) if self.n_nodes else 0
+        return depth
+
+    def depth(self) -> int:
+        return int(self.node_depths().max()) if self.n_nodes else 0
 
     def to_dict(self):
         d = {k: getattr(self, k).tolist() for k in TREE_FIELDS}

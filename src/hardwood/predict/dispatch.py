@@ -367,9 +367,9 @@ class VPredRuntime(PredRuntime):
 
 
 class QuickScorerRuntime(CompiledModel):
-    """``predict.quickscorer``. Fewer rows than a lane group take the one-lane kernel; serial
-    calls (under SERIAL_ROWS rows) use scratch arrays made at compile time, so that one row
-    allocates nothing but its output (another thread calling at the same time gets its own)."""
+    """``predict.quickscorer``. One row takes the one-row kernel, whose bitvectors live in
+    scratch made at compile time, so that it allocates nothing but its output (another thread
+    calling at the same time gets its own)."""
 
     runtime = "quickscorer"
 
@@ -378,18 +378,15 @@ class QuickScorerRuntime(CompiledModel):
         if reason:
             raise ValueError(f"runtime 'quickscorer' cannot run this model: {reason}")
         self.layout = _qs.QSLayout(self.model.trees, self.model.tree_group, self.t0, self.t1)
-        self._mods = {V: _qs.kernels(V) for V in (1, self.layout.V)}
-        self._lock = threading.Lock()
-        self._scratch = {(V, f32): self._new_scratch(V, f32)
-                         for V in (1, self.layout.V) for f32 in (False, True)}
+        self._mod = _qs.kernels(self.layout.V)
         # one row: the layout in one byte array and a kernel of five arguments
+        self._lock = threading.Lock()
         self._one_kernel = _qs.one_row_kernel(self.layout.width)
         self._one_scratch = np.empty((self.t1 - self.t0) * 8, np.uint8)
         self._bind_one_row(self._one_row, _qs.one_row_blob(self.layout, self.base))
 
     def _one_row(self, X, blob, out, code):
-        """``one(X, blob, out, code)`` for the one-row path: the bitvectors in scratch made at
-        compile time (another thread calling at the same time gets its own)."""
+        """``one(X, blob, out, code)`` for the one-row path."""
         if self._lock.acquire(blocking=False):
             try:
                 self._one_kernel(X, blob, self._one_scratch, out, code)
@@ -398,26 +395,12 @@ class QuickScorerRuntime(CompiledModel):
         else:
             self._one_kernel(X, blob, np.empty(self._one_scratch.size, np.uint8), out, code)
 
-    def _new_scratch(self, V, f32):
-        return (np.empty(self.layout.used.size * V, np.float32 if f32 else np.float64),
-                np.empty((self.t1 - self.t0) * V, self.layout.mask.dtype),
-                np.empty(self.n_outputs * V))
-
     def _go(self, X, out, lout, want_leaf):
-        n = X.shape[0]
-        f32 = X.dtype == np.float32
-        V = 1 if n < self.layout.V else self.layout.V
-        args = self.layout.args(f32, V)
-        mod = self._mods[V]
-        if n >= SERIAL_ROWS:
-            mod.run_parallel(X, _pred.BLOCK_ROWS, *args, out, lout, want_leaf)
-        elif self._lock.acquire(blocking=False):
-            try:
-                mod.run_serial(X, *args, out, lout, want_leaf, *self._scratch[V, f32])
-            finally:
-                self._lock.release()
+        args = self.layout.args(X.dtype == np.float32)
+        if X.shape[0] >= SERIAL_ROWS:
+            self._mod.run_parallel(X, _pred.BLOCK_ROWS, *args, out, lout, want_leaf)
         else:
-            mod.run_serial(X, *args, out, lout, want_leaf, *self._new_scratch(V, f32))
+            self._mod.run_serial(X, *args, out, lout, want_leaf)
 
     def _raw(self, X, out):
         self._go(X, out, self._no_lout, False)
@@ -516,10 +499,7 @@ class ModelShape:
     def of(cls, trees):
         padded = walked = walked_paths = paths = 0.0
         for t in trees:
-            depth_of = np.zeros(t.n_nodes, np.int64)
-            for i in range(t.n_nodes):  # children come after their parents
-                if t.feature[i] >= 0:
-                    depth_of[t.left[i]] = depth_of[t.right[i]] = depth_of[i] + 1
+            depth_of = t.node_depths()
             d = int(depth_of.max())
             path = _expected_path(t, depth_of)
             paths += path

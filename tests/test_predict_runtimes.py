@@ -456,7 +456,9 @@ def test_single_row_fast_path_checks_the_row(models):
 
 
 def test_auto_rule_documented():
-    """The rule picks what benchmarks/predict_auto_rule.py measured fastest on these shapes."""
+    """The rule picks what benchmarks/predict_auto_rule.py measured fastest on these shapes
+    among the runtimes it may pick: never the patented QuickScorer, even where it is the
+    fastest (the shallow and the leaf-wise models below)."""
     S = dispatch.ModelShape
     xgb6 = S(3000, 0, 0, 3000, 28538, 64)  # XGBoost 500 x depth 6
     xgb4 = S(2000, 0, 0, 2000, 7500, 32)  # XGBoost 500 x depth 4
@@ -464,19 +466,39 @@ def test_auto_rule_documented():
     lgb63 = S(0, 7182, 1463, 1463, 31000, 64)
     rank = S(84, 5913, 3490, 3503, 15000, 32)  # LambdaMART on rank.train
     lgb255 = S(0, 500 * 21.7, 500 * 5.6, 500 * 5.6, None, 64, "255 leaves")
-    picks = {(xgb6, 10**6): "vpred", (xgb6, 1): "vpred", (xgb4, 10**6): "quickscorer",
-             (xgb4, 1): "vpred", (lgb31, 10**6): "quickscorer", (lgb31, 1): "quickscorer",
-             (lgb63, 10**6): "vpred", (lgb63, 1): "naive", (rank, 10**6): "quickscorer",
-             (rank, 1): "quickscorer", (lgb255, 10**6): "vpred", (lgb255, 1): "naive"}
+    picks = {(xgb6, 10**6): "vpred", (xgb6, 1): "vpred", (xgb4, 10**6): "vpred",
+             (xgb4, 1): "vpred", (lgb31, 10**6): "vpred", (lgb31, 1): "naive",
+             (lgb63, 10**6): "vpred", (lgb63, 1): "naive", (rank, 10**6): "vpred",
+             (rank, 1): "naive", (lgb255, 10**6): "vpred", (lgb255, 1): "naive"}
     for (shape, n), want in picks.items():
         assert dispatch.choose(n, shape) == want, (vars(shape), n)
+        assert "quickscorer" not in dispatch.costs(n, shape)
+    # the estimates still say where QuickScorer would win, for users who name it
+    assert dispatch.costs(10**6, rank, patented=True)["quickscorer"] < \
+        dispatch.costs(10**6, rank)["vpred"]
+    assert dispatch.PATENTED == {"quickscorer"}
     assert dispatch.tuned_v(28, 6) in (1, 2, 4, 8, 16, 32)
+
+
+def test_auto_never_runs_quickscorer(models, monkeypatch):
+    """QuickScorer is patented: ``auto`` never builds it, for any batch size, on any model."""
+    def boom(*a, **k):
+        raise AssertionError("auto compiled the patented QuickScorer runtime")
+
+    monkeypatch.setattr(dispatch.QuickScorerRuntime, "_build", boom)
+    for name in ("reg", "binary", "multi", "balanced"):
+        m, X = models[name]
+        a = hardwood.compile(m, "auto")
+        for n in (1, 3, 40, 300):
+            rows = np.ascontiguousarray(X[:n])
+            np.testing.assert_allclose(a.predict(rows), m.predict(rows), rtol=1e-12)
+            assert a.choose(n) != "quickscorer"
 
 
 def test_auto_shape_of_a_model(models):
     m, _ = models["cat"]
     a = hardwood.compile(m, "auto")
-    assert "categorical" in a.quickscorer_reason and a.shape.qs_nodes is None
+    assert "categorical" in a.shape.quickscorer_reason and a.shape.qs_nodes is None
     m, _ = models["random"]
     shape = hardwood.compile(m, "auto").shape
     depths = [t.depth() for t in m.trees]

@@ -12,11 +12,12 @@ vpred        ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count
 quickscorer  QuickScorer (Lucchese et al. 2015) over 16 or 8 rows in SIMD lanes: per feature,
              the nodes a row fails, found by one threshold-sorted scan, AND their masks into a
              bitvector per tree (``predict.quickscorer``; trees of at most 64 leaves, numeric
-             splits)
+             splits). QuickScorer is patented (US 11,106,685): it runs only when asked for by
+             name, never through ``auto``
 codegen      generated if-else code compiled by Numba (cached on disk; ``compile_seconds``)
 cuda         a numba-cuda kernel, one thread per row (needs a GPU or the CUDA simulator)
-auto         picks vpred, quickscorer or (one row) naive by a cost model over the trees'
-             depths, paths, node count and the batch size (``choose``)
+auto         picks vpred or (one row) naive by a cost model over the trees' depths, paths
+             and the batch size (``choose``); never a patented runtime
 ===========  ================================================================================
 
 Every runtime gives the naive walk's output up to float rounding: they add the same leaf
@@ -442,8 +443,6 @@ class AutoRuntime(CompiledModel):
     def _build(self):
         self._rt = {}
         self.shape = ModelShape.of(self.model.trees[self.t0:self.t1])
-        # why QuickScorer is not a candidate (None: it is)
-        self.quickscorer_reason = self.shape.quickscorer_reason
 
     def _warm(self):
         super()._warm()
@@ -531,20 +530,27 @@ ONE_ROW_NAIVE_CALL, ONE_ROW_NAIVE_STEP = 4200.0, 5.3
 ONE_ROW_QS_CALL, ONE_ROW_QS_NODE = 1900.0, 0.5
 
 
-def costs(n_rows, shape):
-    """The estimated per-row cost, in ns, of each candidate runtime for ``n_rows`` rows."""
+# Runtimes that ``auto`` never picks: QuickScorer and its variants are covered by US 11,106,685
+# (DESIGN.md, "Patents"), so they run only when a user names them.
+PATENTED = frozenset({"quickscorer"})
+
+
+def costs(n_rows, shape, patented=False):
+    """The estimated per-row cost, in ns, of each candidate runtime for ``n_rows`` rows.
+    ``patented=True`` also estimates the runtimes of :data:`PATENTED`, which ``auto`` never
+    weighs (``benchmarks/predict_auto_rule.py`` prints them beside the others)."""
     cost = {}
     if n_rows < _qs.MIN_BATCH:
         if shape.walked_levels == 0:
             cost["vpred"] = ONE_ROW_CALL + ONE_ROW_PADDED_LEVEL * shape.padded_levels
         cost["naive"] = ONE_ROW_NAIVE_CALL + ONE_ROW_NAIVE_STEP * shape.paths
-        if shape.qs_nodes is not None:
+        if patented and shape.qs_nodes is not None:
             cost["quickscorer"] = ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * shape.qs_nodes
     else:
         cost["vpred"] = (COST_PADDED_LEVEL * shape.padded_levels
                          + COST_WALK_PATH * shape.walked_paths
                          + COST_WALK_LEVEL * shape.walked_levels)
-        if shape.qs_nodes is not None:
+        if patented and shape.qs_nodes is not None:
             cost["quickscorer"] = COST_QS_NODE[shape.qs_width] * shape.qs_nodes
     return cost
 
@@ -552,12 +558,11 @@ def costs(n_rows, shape):
 def choose(n_rows, shape):
     """The rule behind ``runtime='auto'``: the candidate of least estimated cost
     (:func:`costs`; measurements: ``benchmarks/predict_auto_rule.py`` and benchmarks/README.md,
-    "Prediction"). QuickScorer's cost grows with the node count, vpred's with the depth and
-    the rows' paths: QuickScorer takes leaf-wise trees of up to about 31 leaves (LambdaMART:
-    3.3x vpred) and shallow depth-wise ones (XGBoost depth 4), vpred full depth-6 trees (2.1x
-    QuickScorer) and trees of 63 leaves and more. One row: vpred's one-row kernel for padded
-    trees (3.8 us on the XGBoost depth-6 model), QuickScorer's one-row kernel for up to about
-    31 leaves (6.8 us on LambdaMART), else the naive walk.
+    "Prediction"). Batches take vpred. One row takes vpred's one-row kernel (3.8 us on the
+    XGBoost depth-6 model) or the naive walk, whichever is estimated cheaper; the naive walk
+    when some trees take the unpadded walk, which has no one-row kernel. The patented QuickScorer is never a candidate (:data:`PATENTED`),
+    although it is faster on leaf-wise trees of up to about 31 leaves (LambdaMART: 3.3x
+    vpred): users who hold a licence name it, ``runtime='quickscorer'``.
     """
     cost = costs(n_rows, shape)
     return min(cost, key=lambda k: (cost[k], k != "vpred"))

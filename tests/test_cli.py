@@ -420,3 +420,132 @@ def test_demo_needs_only_declared_dependencies(tmp_path):
     assert r.returncode == 2, r.stderr  # demo 0, train 2
     assert "test AUC" in r.stdout
     assert "hardwood: error: reading CSV files needs pandas" in r.stderr
+
+
+# -- column types: a typo in a numeric column is an error naming the cell (issue 12, item 5) --
+def _with_cell(src, dst, row, col, text):
+    """Copy the CSV ``src`` to ``dst`` with the cell at data row ``row`` (1-based) of
+    column ``col`` replaced by ``text``."""
+    lines = open(src).read().splitlines()
+    j = lines[0].split(",").index(col)
+    cells = lines[row].split(",")
+    cells[j] = text
+    lines[row] = ",".join(cells)
+    dst.write_text("\n".join(lines) + "\n")
+    return str(dst)
+
+
+def test_train_typo_in_numeric_column_is_an_error_naming_the_cell(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    clean = write_csv(tmp_path / "clean.csv")
+    data = _with_cell(clean, tmp_path / "typo.csv", 42, "b", "oops")
+    out = str(tmp_path / "m.json")
+    train = ["train", "--data", data, "--label", "label", "--rounds", "2", "--out", out, "-q"]
+    msg = run_error(train, capsys)
+    assert "typo.csv" in msg and "column 'b'" in msg and "'oops'" in msg
+    assert "row 42 (line 43)" in msg  # data row and file line (the header is line 1)
+    assert "--categorical b" in msg
+    assert not os.path.exists(out)
+    # two typos: both named; the user's own --categorical list is kept in the advice
+    data2 = _with_cell(data, tmp_path / "typo2.csv", 100, "b", "1.5.2")
+    msg = run_error(train[:2] + [data2] + train[3:] + ["--categorical", "color"], capsys)
+    assert "row 42 (line 43) 'oops'" in msg and "row 100 (line 101) '1.5.2'" in msg
+    assert "--categorical color,b" in msg
+    # declared categorical, the column is read as categories
+    assert main(train + ["--categorical", "b"]) == 0
+    m = hardwood.load(out)
+    assert m.info.is_categorical.tolist() == [False, True, True]
+    assert "oops" in m.info.categories[2]
+
+
+def test_train_mostly_text_column_with_a_number_is_an_error(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    data = _with_cell(write_csv(tmp_path / "clean.csv"), tmp_path / "d.csv", 7, "color", "12")
+    out = str(tmp_path / "m.json")
+    train = ["train", "--data", data, "--label", "label", "--rounds", "2", "--out", out, "-q"]
+    msg = run_error(train, capsys)
+    assert "column 'color'" in msg and "row 7 (line 8) '12'" in msg
+    assert "--categorical color" in msg
+    assert main(train + ["--categorical", "color"]) == 0
+    assert "12" in hardwood.load(out).info.categories[1]
+
+
+def test_train_missing_value_tokens_are_not_typos(tmp_path):
+    pytest.importorskip("pandas")
+    data = write_csv(tmp_path / "d.csv")
+    for row, token in [(3, "NA"), (5, "N/A"), (9, "nan"), (11, "null"), (13, " ")]:
+        data = _with_cell(data, tmp_path / "d.csv", row, "b", token)
+    out = str(tmp_path / "m.json")
+    assert main(["train", "--data", data, "--label", "label", "--rounds", "2", "--out", out,
+                 "-q"]) == 0
+    assert hardwood.load(out).info.is_categorical.tolist() == [False, True, False]
+
+
+def test_train_typo_in_weight_or_valid_is_an_error_naming_the_cell(tmp_path, capsys):
+    pytest.importorskip("pandas")
+    data = write_csv(tmp_path / "train.csv")
+    valid = _with_cell(write_csv(tmp_path / "v.csv", n=100, seed=2), tmp_path / "valid.csv",
+                       20, "a", "1.5e")
+    out = str(tmp_path / "m.json")
+    msg = run_error(["train", "--data", data, "--label", "label", "--valid", valid,
+                     "--rounds", "2", "--out", out, "-q"], capsys)
+    assert "valid.csv" in msg and "column 'a'" in msg and "must be numeric" in msg
+    assert "row 20 (line 21) '1.5e'" in msg
+    assert not os.path.exists(out)
+    weighted = _with_cell(data, tmp_path / "w.csv", 5, "b", "heavy")
+    msg = run_error(["train", "--data", weighted, "--label", "label", "--weight", "b",
+                     "--rounds", "2", "--out", out, "-q"], capsys)
+    assert "column 'b'" in msg and "row 5 (line 6) 'heavy'" in msg
+    assert "--categorical" not in msg
+
+
+def test_predict_typo_in_numeric_column_is_an_error_naming_the_cell(trained, tmp_path, capsys):
+    d, data, model_path = trained
+    test = _with_cell(write_csv(tmp_path / "t.csv", n=50, seed=4), tmp_path / "typo.csv",
+                      17, "b", "oops")
+    out = str(tmp_path / "p.csv")
+    msg = run_error(["predict", "--model", model_path, "--data", test, "--out", out], capsys)
+    assert "typo.csv" in msg and "column 'b'" in msg and "must be numeric" in msg
+    assert "row 17 (line 18) 'oops'" in msg
+    assert "--categorical" not in msg  # the model fixes the types
+    assert not os.path.exists(out)
+    # an extra column the model does not use is not checked
+    pd = pytest.importorskip("pandas")
+    df = pd.read_csv(tmp_path / "t.csv")
+    df["note"] = ["x"] * 49 + ["3"]
+    extra = str(tmp_path / "extra.csv")
+    df.to_csv(extra, index=False)
+    assert main(["predict", "--model", model_path, "--data", extra, "--out", out]) == 0
+
+
+def test_predict_text_in_categorical_code_column_keeps_the_numbers(tmp_path):
+    """A model trained with --categorical on integer codes: a text cell at predict time is
+    an unseen category (missing), and the other rows still match their codes."""
+    pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    n = 300
+    code = rng.integers(0, 4, size=n)
+    x = rng.normal(size=n)
+    y = 3.0 * (code == 2) + (code == 1) + 0.1 * x
+    f = tmp_path / "c.csv"
+    f.write_text("code,x,y\n" + "".join(f"{code[i]},{x[i]:.6f},{y[i]:.6f}\n" for i in range(n)))
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", str(f), "--label", "y", "--categorical", "code",
+                 "--rounds", "5", "-p", "max_depth=2", "--out", model, "-q"]) == 0
+    typo = _with_cell(str(f), tmp_path / "typo.csv", 4, "code", "oops")
+    p1, p2 = str(tmp_path / "p1.csv"), str(tmp_path / "p2.csv")
+    assert main(["predict", "--model", model, "--data", str(f), "--out", p1]) == 0
+    assert main(["predict", "--model", model, "--data", typo, "--out", p2]) == 0
+    clean, got = read_preds(p1)[1][:, 0], read_preds(p2)[1][:, 0]
+    keep = np.arange(n) != 3
+    np.testing.assert_array_equal(got[keep], clean[keep])
+    m = hardwood.load(model)
+    X = np.column_stack([code.astype(float), x])
+    X[3, 0] = np.nan
+    np.testing.assert_allclose(got, m.predict(X), rtol=1e-6)
+
+
+def test_train_help_documents_the_column_type_rule(capsys):
+    assert main(["train", "--help"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "--categorical" in out and "mixes numbers and text" in out

@@ -4,7 +4,7 @@ import gzip
 import numpy as np
 import pytest
 
-from hardwood.data.readers import detect_format, read_table
+from hardwood.data.readers import ColumnTypeError, detect_format, read_table
 
 CSV = "a,b,c,y\n1,x,2.5,0\n2,y,,1\n3,x,1.0,0\n4,z,0.5,1\n"
 
@@ -114,6 +114,103 @@ def test_csv_errors(tmp_path):
         read_table(str(tmp_path), "y", fmt="csv")
     with pytest.raises(ValueError, match="cannot parse"):
         read_table(_write(tmp_path / "r.csv", 'a,y\n1,0\n"2,1\n'), "y")
+
+
+# -- CSV column types: numbers, text, and the cells that mix them ---------------------------
+def test_csv_typo_in_numeric_column_names_the_cell(tmp_path):
+    pd = pytest.importorskip("pandas")
+    # a blank line and a quoted field over two lines: the line numbers still fit the file
+    text = ('a,b,y\n1.5,p,0\n\n2.5,"q\nr",1\noops,p,0\n3,s,1\n4,p,0\n1.2.3,s,1\n'
+            + "".join(f"{k},p,0\n" for k in range(5, 20)))
+    path = _write(tmp_path / "d.csv", text)
+    with pytest.raises(ColumnTypeError) as ei:
+        read_table(path, "y")
+    e = ei.value
+    assert isinstance(e, ValueError)
+    assert e.column == "a" and e.path == path and not e.declared
+    assert e.cells == [(3, 6, "oops"), (6, 9, "1.2.3")]
+    assert e.n_odd == 2 and e.n_text == 2 and e.n_numbers == 19
+    msg = str(e)
+    assert "column 'a'" in msg and "d.csv" in msg
+    assert "row 3 (line 6) 'oops'" in msg and "row 6 (line 9) '1.2.3'" in msg
+    assert "categorical=['a']" in msg
+    assert "--categorical a" in e.describe(hint="--categorical a")
+    # declared categorical: every value is a category
+    X, y, _ = read_table(path, "y", categorical=["a"])
+    assert isinstance(X["a"].dtype, pd.CategoricalDtype)
+    assert {"oops", "1.2.3", "1.5"} <= set(X["a"].cat.categories)
+    # the same file gzip-compressed names the same lines
+    gz = tmp_path / "d.csv.gz"
+    with gzip.open(gz, "wt") as fh:
+        fh.write(text)
+    with pytest.raises(ColumnTypeError, match=r"row 3 \(line 6\) 'oops'"):
+        read_table(str(gz), "y")
+
+
+def test_csv_column_rule_numbers_text_and_missing_tokens(tmp_path):
+    pd = pytest.importorskip("pandas")
+    path = _write(tmp_path / "d.csv", "n,t,m,y\n1, NA ,x,0\n2,u,,1\n, nan ,y,0\n"
+                                      " 4 ,null,z,1\n")
+    X, y, names = read_table(path, "y")
+    # every cell a number or a missing token: numeric (whitespace around NA tokens too)
+    assert X["n"].dtype == np.float64
+    np.testing.assert_array_equal(X["n"].to_numpy(), [1, 2, np.nan, 4])
+    # no cell a number: categorical
+    assert isinstance(X["t"].dtype, pd.CategoricalDtype)
+    assert list(X["t"].cat.categories) == ["u"]
+    assert isinstance(X["m"].dtype, pd.CategoricalDtype)
+    # a mostly-text column with a number in it is an error too (the number is the odd cell)
+    many = _write(tmp_path / "s.csv", "size,y\n" + "S,0\nM,1\nL,0\n" * 4 + "10,1\n")
+    with pytest.raises(ColumnTypeError, match=r"text in 12 cells but numbers in 1: "
+                                              r"row 13 \(line 14\) '10'"):
+        read_table(many, "y")
+
+
+def test_csv_declared_numeric_and_infer_off(tmp_path):
+    pd = pytest.importorskip("pandas")
+    path = _write(tmp_path / "d.csv", "a,t,y\n1,u,0\nx,v,1\n3,5,0\n")
+    with pytest.raises(ColumnTypeError, match=r"'a'.*must be numeric.*row 2 \(line 3\) 'x'"):
+        read_table(path, "y", numeric=["a"], infer=False)
+    with pytest.raises(ColumnTypeError, match=r"column 't'.*must be numeric.*\(3 in all\)|"
+                                              r"column 't'.*these cells are not numbers"):
+        read_table(path, "y", numeric=["t"], categorical=["a"])
+    # infer=False: undeclared columns are left as read (text -> category)
+    X, _, _ = read_table(path, "y", infer=False)
+    assert isinstance(X["a"].dtype, pd.CategoricalDtype)
+    # a column of numbers read as text (a DtypeWarning mix, a quoted number) is numeric
+    X, _, _ = read_table(_write(tmp_path / "q.csv", 'a,y\n"1",0\n" 2 ",1\n'), "y",
+                         numeric=["a"])
+    np.testing.assert_array_equal(X["a"].to_numpy(), [1.0, 2.0])
+
+
+def test_csv_no_header_typo_uses_feature_names(tmp_path):
+    pytest.importorskip("pandas")
+    path = _write(tmp_path / "d.data", "0\t1.5\ta\n1\toops\tb\n0\t2.5\ta\n")
+    with pytest.raises(ColumnTypeError, match=r"column 'f0'.*row 2 \(line 2\) 'oops'"):
+        read_table(path, label=0, fmt="tsv", header=False)
+    X, _, names = read_table(path, label=0, fmt="tsv", header=False, categorical=["f0"])
+    assert names == ["f0", "f1"]
+
+
+def test_csv_label_typo_names_the_cell(tmp_path):
+    pytest.importorskip("pandas")
+    path = _write(tmp_path / "d.csv", "a,y\n1,0\n2,1\n3,one\n")
+    with pytest.raises(ValueError, match=r"label column 'y'.*not numeric.*row 3 \(line 4\) "
+                                         r"holds 'one'"):
+        read_table(path, "y")
+
+
+def test_parquet_declared_numeric_strings(tmp_path):
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    path = str(tmp_path / "d.parquet")
+    pd.DataFrame({"a": ["1.5", "2", None], "b": ["1", "oops", "3"], "t": [1, 0, 1]}).to_parquet(path)
+    X, _, _ = read_table(path, "t")  # the file's types: strings are categories
+    assert isinstance(X["a"].dtype, pd.CategoricalDtype)
+    X, _, _ = read_table(path, "t", numeric=["a"])
+    np.testing.assert_array_equal(X["a"].to_numpy(), [1.5, 2.0, np.nan])
+    with pytest.raises(ColumnTypeError, match=r"'b'.*must be numeric.*row 2 'oops'"):
+        read_table(path, "t", numeric=["b"])
 
 
 # -- Parquet ----------------------------------------------------------------------------------

@@ -8,10 +8,19 @@
 
 Bad files or arguments print one line, ``hardwood: error: ...``, on stderr and exit with
 status 2 (never a traceback). ``python -m hardwood ...`` runs the same program.
+
+Column types (CSV): a column is numeric when every cell parses as a number (empty cells and
+pandas' NA tokens such as ``NA``, ``N/A``, ``nan``, ``null`` are missing values) and
+categorical when no cell does. A column that mixes the two is an error naming the file, the
+column and the first odd cells (data row and file line), so a typo never turns a numeric
+column into categories; ``train --categorical COL,...`` declares columns categorical
+whatever they hold. ``predict`` (and ``--valid``) read columns with the model's types: a
+numeric feature's cell that is not a number is an error naming the cell.
 """
 from __future__ import annotations
 
 import argparse
+import numbers
 import os
 import re
 import sys
@@ -20,7 +29,7 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from .data.readers import detect_format, read_table
+from .data.readers import ColumnTypeError, detect_format, read_table
 from .train.callback import TrainingCallback
 
 EXIT_USAGE = 2
@@ -115,9 +124,21 @@ def _libsvm_base(info):
     return "auto"
 
 
-def _read(path, label, fmt, *, no_header=False, info=None):
+def _categorical_list(text):
+    """The column names of ``--categorical a,b,c``."""
+    return [c.strip() for c in text.split(",") if c.strip()] if text else []
+
+
+def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, numeric=None,
+          hint=True):
     """read_table with the CLI's options; ``info`` (a model's or training set's features)
-    fixes the LibSVM feature count and id base."""
+    fixes the LibSVM feature count and id base, and the type of each CSV/Parquet feature
+    column (its numeric columns must hold numbers in every cell; other columns are not
+    checked). Without ``info``, CSV columns follow read_csv's rule: numeric when every
+    cell is a number, categorical when none is, an error when the two mix, unless the
+    column is in ``categorical`` (``--categorical``). ``numeric``: more columns that must
+    be numbers (the weight column). ``hint``: whether an error may advise ``--categorical``
+    (not for predict, whose model fixes the types)."""
     kind = detect_format(path, fmt)
     kw = {}
     if kind == "csv" and no_header:
@@ -125,7 +146,22 @@ def _read(path, label, fmt, *, no_header=False, info=None):
     if kind == "libsvm" and info is not None:
         kw["n_features"] = info.n_features
         kw["zero_based"] = _libsvm_base(info)
-    return read_table(path, label=label, fmt=fmt, **kw)
+    if kind in ("csv", "parquet"):
+        cat = list(categorical or [])
+        num = list(numeric or [])
+        if info is not None:
+            cat += [n for n, c in zip(info.names, info.is_categorical) if c]
+            num += [n for n, c in zip(info.names, info.is_categorical) if not c]
+            if kind == "csv":
+                kw["infer"] = False
+        kw["categorical"], kw["numeric"] = cat, num
+    try:
+        return read_table(path, label=label, fmt=fmt, **kw)
+    except ColumnTypeError as e:
+        if not hint or e.column in (numeric or []):  # the model's numeric feature, the weight
+            raise ValueError(e.describe(hint="")) from None
+        declared = list(categorical or []) + [e.column]
+        raise ValueError(e.describe(hint="--categorical " + ",".join(declared))) from None
 
 
 def _align(X, info, path):
@@ -155,6 +191,20 @@ def _align(X, info, path):
             # the training column held strings; here it was read as numbers (or all empty)
             values = s.astype(object).where(s.notna(), None)
             X[c] = pd.Categorical([None if v is None else _as_label(v) for v in values])
+    for j, c in enumerate(X.columns):
+        cats = info.categories[j] if info.is_categorical[j] else None
+        s = X[c]
+        if (cats and all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in cats)
+                and isinstance(s.dtype, pd.CategoricalDtype)
+                and any(isinstance(v, str) for v in s.cat.categories)):
+            # the training column held numbers (codes); here some cell is text, so the column
+            # was read as text: match its numbers by value, the text is an unseen category
+            parsed = pd.to_numeric(pd.Series(s.cat.categories, dtype=object).str.strip(),
+                                   errors="coerce")
+            new = [v if np.isnan(p) else (int(p) if float(p).is_integer() else float(p))
+                   for v, p in zip(s.cat.categories, parsed)]
+            values = [None if code < 0 else new[code] for code in s.cat.codes]
+            X[c] = pd.Categorical(values, categories=list(dict.fromkeys(new)))
     return X
 
 
@@ -267,18 +317,20 @@ def cmd_train(args) -> int:
     if args.label is None and kind != "libsvm":
         raise CLIError("train needs --label COL (the label column's name or index)")
     t_read = time.perf_counter()
-    X, y, names = _read(args.data, args.label, args.format, no_header=args.no_header)
+    cat = _categorical_list(args.categorical) or None
+    weight = [args.weight] if args.weight else None
+    X, y, names = _read(args.data, args.label, args.format, no_header=args.no_header,
+                        categorical=cat, numeric=weight)
     X, w = _split_weight(X, args.weight, args.data)
     if y is None:
         raise CLIError(f"{args.data!r} has no label column")
-    cat = [c.strip() for c in args.categorical.split(",") if c.strip()] if args.categorical else None
     fn = names if kind == "libsvm" else None
     train_set = hardwood.Dataset(X, y, weight=w, categorical_features=cat, max_bin=max_bin,
                                  feature_names=fn)
     valid_sets, valid_names = [train_set], ["train"]
     if args.valid:
         Xv, yv, _ = _read(args.valid, args.label, args.valid_format or args.format,
-                          no_header=args.no_header, info=train_set.info)
+                          no_header=args.no_header, info=train_set.info, numeric=weight)
         Xv, wv = _split_weight(Xv, args.weight, args.valid)
         if yv is None:
             raise CLIError(f"{args.valid!r} has no label column")
@@ -341,7 +393,8 @@ def cmd_predict(args) -> int:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
     _check_out(args.out, "predictions")
     model = hardwood.load(args.model)
-    X, y, _ = _read(args.data, args.label, args.format, no_header=args.no_header, info=model.info)
+    X, y, _ = _read(args.data, args.label, args.format, no_header=args.no_header, info=model.info,
+                    hint=False)
     X = _align(X, model.info, args.data)
     t0 = time.perf_counter()
     with threads(args.threads):
@@ -443,7 +496,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("train", help="train a model on a data file",
                        description="Train a gradient-boosted tree model on a CSV, Parquet or "
-                                   "LibSVM file and save it as JSON.")
+                                   "LibSVM file and save it as JSON. A CSV column is numeric "
+                                   "when every cell is a number (empty cells and NA tokens are "
+                                   "missing values), categorical when no cell is; a column "
+                                   "that mixes numbers and text is an error naming the first "
+                                   "odd cells, unless given to --categorical.")
     t.add_argument("--data", required=True, metavar="FILE", help="training data")
     t.add_argument("--label", metavar="COL",
                    help="label column: name or index (not needed for LibSVM)")
@@ -458,8 +515,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop when the validation metric has not improved for N rounds")
     t.add_argument("--weight", metavar="COL", help="sample-weight column (CSV/Parquet)")
     t.add_argument("--categorical", metavar="COLS",
-                   help="comma-separated extra categorical columns (string columns are "
-                        "categorical anyway)")
+                   help="comma-separated columns to use as categorical features, whatever "
+                        "their cells hold. Otherwise a CSV column is numeric when every cell "
+                        "is a number (empty cells, NA, N/A, nan, null are missing values), "
+                        "categorical when no cell is, and an error naming the cells when it "
+                        "mixes numbers and text (a typo in a numeric column is never turned "
+                        "into categories); Parquet columns keep the file's types")
     t.add_argument("--format", metavar="FMT", help=fmt_help)
     t.add_argument("--no-header", action="store_true",
                    help="CSV without a header row (columns are then chosen by index)")
@@ -471,7 +532,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("predict", help="predict with a saved model",
                        description="Predict the rows of a data file with a saved model and "
-                                   "write the predictions as CSV.")
+                                   "write the predictions as CSV. Columns take the model's "
+                                   "types: a cell of a numeric feature that is not a number "
+                                   "(nor empty, nor an NA token) is an error naming the cell; "
+                                   "an unseen value of a categorical feature counts as "
+                                   "missing.")
     p.add_argument("--model", "-m", required=True, metavar="FILE", help="model file (JSON)")
     p.add_argument("--data", required=True, metavar="FILE", help="data to predict")
     p.add_argument("--label", metavar="COL",

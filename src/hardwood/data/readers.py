@@ -6,6 +6,12 @@ One entry point, :func:`read_table`, returns ``(X, y, feature_names)``:
 - CSV/TSV/TXT and Parquet give a pandas DataFrame whose string columns are ``category``
   columns (``hardwood.Dataset`` treats those as categorical features); the label column,
   chosen by name or by index, is taken out of it.
+- A CSV column's type follows one rule (see :func:`read_csv`): it is numeric when every
+  cell that is not missing parses as a number, categorical when no cell does, and a column
+  that mixes numbers and text is an error (:class:`ColumnTypeError`) naming the first odd
+  cells, unless it is declared categorical. So a numeric column with a typo never turns
+  silently into categories. Columns declared numeric (a model's numeric features, when
+  predicting) must parse in every cell.
 - LibSVM (``label idx:val ...``) gives a scipy CSR matrix; the label is always the first
   field of a line. Feature ids become the columns, and the names ``f<id>`` keep the file's
   ids (``f1, f2, ...`` for a 1-based file, ``f0, f1, ...`` for a 0-based one).
@@ -83,6 +89,138 @@ def _need(module: str, what: str, extra: str):
                           f"`pip install {module}` (or `pip install hardwood[{extra}]`)") from None
 
 
+# -- column types (CSV and Parquet) ------------------------------------------------------
+# pandas' default missing-value tokens (``na_values``): such a cell is a missing value, not text
+_NA_TOKENS = frozenset({"", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan",
+                        "1.#IND", "1.#QNAN", "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a",
+                        "nan", "null"})
+_SHOW_CELLS = 3
+
+
+class ColumnTypeError(ValueError):
+    """A column whose cells do not fit one type: a numeric column (declared, or numeric in
+    most cells) with text in some cells, or a text column with a few numbers.
+
+    Attributes: ``path``, ``column``, ``cells`` (the first odd cells as ``(row, line,
+    text)``: ``row`` counts data rows from 1, ``line`` is the file's line or None),
+    ``n_odd`` (how many odd cells), ``n_numbers`` and ``n_text`` (cells of each kind) and
+    ``declared`` (True when the column was declared numeric). :meth:`describe` words the
+    error with another hint on how to declare the column categorical (the CLI's
+    ``--categorical``)."""
+
+    def __init__(self, path, column, cells, n_odd, n_numbers, n_text, declared):
+        self.path, self.column, self.cells = path, column, list(cells)
+        self.n_odd, self.n_numbers, self.n_text = n_odd, n_numbers, n_text
+        self.declared = declared
+        super().__init__(self.describe())
+
+    def _cells_text(self):
+        shown = ", ".join(f"row {row}" + (f" (line {line})" if line is not None else "")
+                          + f" {text!r}" for row, line, text in self.cells)
+        if self.n_odd > len(self.cells):
+            shown += f", ... ({self.n_odd} in all)"
+        return shown
+
+    def describe(self, hint=None) -> str:
+        """The message; ``hint`` says how to declare the column categorical (default:
+        ``categorical=[<column>]``, read_table's option, except for a column declared
+        numeric; ``''``: no such advice)."""
+        col, path = self.column, self.path
+        fix = "fix the cells (an empty cell is a missing value)"
+        if self.declared:
+            kind = "this cell is not a number" if self.n_odd == 1 else "these cells are not numbers"
+            declare = f"declare the column categorical ({hint})" if hint else ""
+            return (f"column {col!r} in {path!r} must be numeric, but {kind}: "
+                    f"{self._cells_text()}; {fix}" + (f", or {declare}" if declare else ""))
+        hint = f"categorical=[{col!r}]" if hint is None else hint
+        declare = f"declare the column categorical ({hint}) to read every value as a category"
+        if self.n_numbers >= self.n_text:
+            return (f"column {col!r} in {path!r} holds numbers in {self.n_numbers} cells but "
+                    f"text in {self.n_text}: {self._cells_text()}; {fix}"
+                    + (f", or {declare}" if hint else ""))
+        return (f"column {col!r} in {path!r} holds text in {self.n_text} cells but numbers "
+                f"in {self.n_numbers}: {self._cells_text()}; "
+                + (f"{declare}, or fix those cells" if hint else "fix those cells"))
+
+
+def _parse_cells(s):
+    """Parse the cells of a text column. Returns (values as float64 with NaN for missing or
+    unparsable, mask of cells that are text, count of number cells, mask of cells that are
+    missing-value tokens with spaces around them), or None when the column holds something
+    other than strings and numbers (booleans, lists): left alone."""
+    import numbers as _n
+
+    pd = _need("pandas", "CSV/Parquet", "pandas")
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        s = s.astype(object)
+    codes, uniques = pd.factorize(s, use_na_sentinel=True)
+    u = np.asarray(uniques, dtype=object)
+    kinds = np.zeros(len(u), dtype=np.int8)  # 0 number, 1 missing token, 2 text
+    strs = []
+    for i, v in enumerate(u):
+        if isinstance(v, str):
+            if v.strip() in _NA_TOKENS:
+                kinds[i] = 1
+            else:
+                strs.append(i)
+        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, _n.Real):
+            return None
+    vals = np.full(len(u), np.nan)
+    for i, v in enumerate(u):
+        if not isinstance(v, str):
+            vals[i] = float(v)
+    if strs:
+        idx = np.asarray(strs)
+        parsed = pd.to_numeric(pd.Series(u[idx], dtype=object).str.strip(), errors="coerce")
+        parsed = np.asarray(parsed, dtype=np.float64)
+        vals[idx] = parsed
+        kinds[idx[np.isnan(parsed)]] = 2
+    have = codes >= 0
+    row_kind = np.full(codes.shape[0], 1, dtype=np.int8)
+    row_kind[have] = kinds[codes[have]]
+    out = np.full(codes.shape[0], np.nan)
+    num = row_kind == 0
+    out[num] = vals[codes[num]]
+    return out, row_kind == 2, int(num.sum()), have & (row_kind == 1)
+
+
+def _type_columns(df, path, *, categorical=None, numeric=None, infer=True, locate=None):
+    """Give the text columns of ``df`` their type by the rule of :func:`read_csv`; raises
+    ColumnTypeError for a column that mixes numbers and text. ``locate(rows)`` maps 0-based
+    data rows to file lines (or None)."""
+    pd = _need("pandas", "CSV/Parquet", "pandas")
+    declared_cat = {str(c) for c in (categorical or ())}
+    declared_num = {str(c) for c in (numeric or ())}
+    for c in list(df.columns):
+        if c in declared_cat:
+            continue
+        s = df[c]
+        if not (s.dtype == object or pd.api.types.is_string_dtype(s.dtype)
+                or isinstance(s.dtype, pd.CategoricalDtype)):
+            continue  # numbers (or booleans) already
+        is_declared = c in declared_num
+        if not is_declared and (not infer or isinstance(s.dtype, pd.CategoricalDtype)):
+            continue
+        parsed = _parse_cells(s)
+        if parsed is None:
+            continue
+        values, text, n_numbers, tokens = parsed
+        n_text = int(text.sum())
+        if n_text == 0:
+            df[c] = values  # every cell is a number or missing
+            continue
+        if n_numbers == 0 and not is_declared:  # a text column: categorical
+            if tokens.any():  # ' NA ', ' ': missing values, as in a numeric column
+                df[c] = s.astype(object).where(~tokens, None)
+            continue
+        odd = text if (is_declared or n_numbers >= n_text) else ~text & ~np.isnan(values)
+        rows = np.flatnonzero(odd)[:_SHOW_CELLS]
+        lines = locate([int(r) for r in rows]) if locate is not None else {}
+        cells = [(int(r) + 1, lines.get(int(r)), str(s.iloc[int(r)])) for r in rows]
+        raise ColumnTypeError(path, c, cells, int(odd.sum()), n_numbers, n_text, is_declared)
+    return df
+
+
 # -- label handling (CSV and Parquet) ----------------------------------------------------
 def _label_position(columns: list, label, path: str) -> int:
     """Index of the label column: ``label`` is a column name, or an integer index
@@ -106,8 +244,11 @@ def _label_position(columns: list, label, path: str) -> int:
     return idx % n
 
 
-def _finish_frame(df, label, path: str):
-    """String columns -> category; take the label out. Returns (X, y, names)."""
+def _finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=False,
+                  locate=None, feature_names=None):
+    """Take the label out, type the text columns (:func:`_type_columns`), string columns ->
+    category. ``feature_names(n)``: names for the feature columns (a file without a header).
+    Returns (X, y, names)."""
     pd = _need("pandas", "CSV/Parquet", "pandas")
     if df.shape[1] == 0:
         raise ValueError(f"data file {path!r} has no columns")
@@ -125,10 +266,20 @@ def _finish_frame(df, label, path: str):
         name = names[j]
         if isinstance(col.dtype, pd.CategoricalDtype) or not (
                 pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
-            raise ValueError(f"label column {name!r} in {path!r} is not numeric (dtype "
-                             f"{col.dtype}); encode the labels as numbers (0/1 for binary, "
-                             "0..K-1 for multiclass)")
-        y = col.to_numpy(dtype=np.float64, na_value=np.nan)
+            parsed = _parse_cells(col)
+            if parsed is None or parsed[1].any():
+                where = ""
+                if parsed is not None:
+                    r = int(np.flatnonzero(parsed[1])[0])
+                    line = (locate([r]) if locate is not None else {}).get(r)
+                    where = (f": row {r + 1}" + (f" (line {line})" if line is not None else "")
+                             + f" holds {str(col.iloc[r])!r}")
+                raise ValueError(f"label column {name!r} in {path!r} is not numeric (dtype "
+                                 f"{col.dtype}){where}; encode the labels as numbers (0/1 for "
+                                 "binary, 0..K-1 for multiclass)")
+            y = parsed[0]
+        else:
+            y = col.to_numpy(dtype=np.float64, na_value=np.nan)
         if np.isnan(y).any():
             r = int(np.flatnonzero(np.isnan(y))[0])
             raise ValueError(f"label column {name!r} in {path!r} has a missing value (first at "
@@ -137,6 +288,10 @@ def _finish_frame(df, label, path: str):
         if df.shape[1] == 0:
             raise ValueError(f"data file {path!r} has no feature columns besides the label "
                              f"{name!r}")
+    if feature_names is not None:
+        df.columns = feature_names(df.shape[1])
+    df = _type_columns(df, path, categorical=categorical, numeric=numeric, infer=infer,
+                       locate=locate)
     for c in df.columns:
         s = df[c]
         if isinstance(s.dtype, pd.CategoricalDtype):
@@ -193,10 +348,68 @@ def _sniff_delimiter(path: str, compression: str) -> str:
     return ","
 
 
-def read_csv(path, label=None, *, header=True, sep=None):
+def _line_locator(path: str, compression: str, sep: str, header: bool):
+    """A function mapping 0-based data rows to the file's 1-based line numbers (for error
+    messages), or None when the file cannot be reread as text. Blank lines are skipped as
+    pandas skips them; a quoted field may span lines (the line is where the row starts)."""
+    if compression not in ("", ".gz", ".bz2", ".xz"):
+        return None
+
+    def locate(rows):
+        want = set(rows)
+        found = {}
+        if not want:
+            return found
+        try:
+            fh = _open_text(path, compression)
+            with fh:
+                if len(sep) == 1:
+                    reader = csv.reader(fh, delimiter=sep)
+                    records = ((r, reader.line_num) for r in reader)
+                else:  # whitespace-separated: no quoting, one record per line
+                    records = ((ln.split(), i) for i, ln in enumerate(fh, 1))
+                last_end, k = 0, -1 if header else 0
+                for rec, end in records:
+                    start = last_end + 1
+                    last_end = end
+                    if not any(f.strip() for f in rec) and len(rec) <= 1:
+                        continue  # a blank line
+                    if k >= 0 and k in want:
+                        found[k] = start
+                        if len(found) == len(want):
+                            break
+                    k += 1
+        except (OSError, EOFError, ValueError, csv.Error):
+            return {}
+        return found
+
+    return locate
+
+
+def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numeric=None,
+             infer=True):
     """Read a delimited text file with pandas. ``sep=None``: ',' for .csv, tab for .tsv,
     sniffed otherwise. ``header=False``: no header row, the columns are named ``f0, f1, ...``
-    (after taking out the label column, which is then chosen by index)."""
+    (after taking out the label column, which is then chosen by index).
+
+    Column types (``infer=True``, the default) follow one rule, so that a typo never turns a
+    numeric column into categories:
+
+    - a column is **numeric** when every cell parses as a number; empty cells and pandas'
+      missing-value tokens (``NA``, ``N/A``, ``nan``, ``null``, ...) are missing values;
+    - a column is **categorical** (a pandas ``category``) when no cell parses as a number;
+    - a column that mixes numbers and text raises :class:`ColumnTypeError` (a ValueError)
+      naming the file, the column and the first odd cells (data row counted from 1, and
+      the file's line), whichever kind is the minority.
+
+    categorical : column names declared categorical: read as categories whatever the cells
+        hold (a column of numbers stays numbers, which ``hardwood.Dataset`` then treats as
+        category codes when told ``categorical_features``).
+    numeric : column names that must be numeric: any cell that is not a number or missing
+        raises ColumnTypeError.
+    infer : False: columns in neither list are not checked (text stays categories), as
+        for a model's extra columns at prediction time.
+    """
     pd = _need("pandas", "CSV", "pandas")
     path = os.fspath(path)
     _check_file(path)
@@ -206,6 +419,8 @@ def read_csv(path, label=None, *, header=True, sep=None):
     kw = dict(sep=sep, header=0 if header else None)
     if sep == r"\s+":
         kw["engine"] = "python"
+    else:  # type each column from all its cells at once, not chunk by chunk (a chunk of
+        kw["low_memory"] = False  # numbers and a chunk with text would mix ints and strings)
     try:
         df = pd.read_csv(path, **kw)
     except pd.errors.EmptyDataError:
@@ -218,15 +433,19 @@ def read_csv(path, label=None, *, header=True, sep=None):
         if label is not None and isinstance(label, str) and not re.fullmatch(r"[+-]?\d+", label.strip()):
             raise ValueError(f"label {label!r} is a column name, but {path!r} is read without a "
                              "header row; give the label column's index")
-    X, y, _ = _finish_frame(df, label, path)
-    if not header:
-        X.columns = [f"f{i}" for i in range(X.shape[1])]
+    names = (lambda n: [f"f{i}" for i in range(n)]) if not header else None
+    X, y, _ = _finish_frame(df, label, path, categorical=categorical, numeric=numeric,
+                            infer=infer, locate=_line_locator(path, comp, sep, header),
+                            feature_names=names)
     return X, y, list(X.columns)
 
 
 # -- Parquet --------------------------------------------------------------------------
-def read_parquet(path, label=None):
-    """Read a Parquet file with pyarrow (into pandas)."""
+def read_parquet(path, label=None, *, categorical=None, numeric=None):
+    """Read a Parquet file with pyarrow (into pandas). Column types are the file's (string
+    columns become categories); a column in ``numeric`` that holds strings must parse as
+    numbers in every cell (else :class:`ColumnTypeError`), one in ``categorical`` is left
+    as it is."""
     _need("pandas", "Parquet", "pandas")
     _need("pyarrow", "Parquet", "arrow")
     import pyarrow as pa
@@ -243,7 +462,7 @@ def read_parquet(path, label=None):
         df = table.to_pandas()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as e:
         raise ValueError(f"cannot convert Parquet file {path!r} to a table of features: {e}") from None
-    return _finish_frame(df, label, path)
+    return _finish_frame(df, label, path, categorical=categorical, numeric=numeric, infer=False)
 
 
 # -- LibSVM -----------------------------------------------------------------------------
@@ -351,11 +570,13 @@ def read_table(path, label=None, fmt=None, **kwargs):
     label : the label column's name or index (CSV/Parquet); None for no label (``y`` is
         None). LibSVM files always carry the label first.
     fmt : 'csv' (also 'tsv', 'txt'), 'parquet' or 'libsvm'; None: from the extension.
-    kwargs : passed to the reader (``header``/``sep`` for CSV; ``n_features``/``zero_based``
-        for LibSVM).
+    kwargs : passed to the reader (``header``/``sep``/``categorical``/``numeric``/``infer``
+        for CSV, ``categorical``/``numeric`` for Parquet; ``n_features``/``zero_based`` for
+        LibSVM).
 
     X is a pandas DataFrame (string columns as 'category') for CSV/Parquet, a scipy CSR
-    matrix for LibSVM.
+    matrix for LibSVM. A CSV column that mixes numbers and text raises
+    :class:`ColumnTypeError` unless declared ``categorical`` (see :func:`read_csv`).
     """
     if path is None:
         raise TypeError("path must be a file path, got None")
@@ -364,7 +585,8 @@ def read_table(path, label=None, fmt=None, **kwargs):
     if kind == "csv":
         return read_csv(path, label, **kwargs)
     if kind == "parquet":
-        if kwargs:
-            raise TypeError(f"unexpected options for a Parquet file: {sorted(kwargs)}")
-        return read_parquet(path, label)
+        extra = sorted(set(kwargs) - {"categorical", "numeric"})
+        if extra:
+            raise TypeError(f"unexpected options for a Parquet file: {extra}")
+        return read_parquet(path, label, **kwargs)
     return read_libsvm(path, label, **kwargs)

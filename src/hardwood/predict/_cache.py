@@ -1,35 +1,214 @@
 """Generated kernel sources: written once into a cache folder and imported from there, so
 that Numba's ``cache=True`` can keep their machine code on disk between processes.
 
-The folder is ``$HARDWOOD_CACHE_DIR`` if set, else ``~/.cache/hardwood`` (or a temporary folder
-when that is not writable). A file is named by the hash of its source, so a change of the
-generator never reuses stale code.
+The folder is ``$HARDWOOD_CACHE_DIR`` if set, else ``~/.cache/hardwood``; the sources go to
+its ``kernels`` subfolder (Numba's machine code to ``kernels/__pycache__``). A file is named
+by the hash of its source, so a change of the generator never reuses stale code.
+
+Nothing is imported from a folder that someone else could write to: the folder, ``kernels``
+and ``kernels/__pycache__`` (where Numba keeps pickled index files, which it unpickles) must
+be directories owned by the current user and not writable by group or others. Folders this
+module creates get mode 0o700 (whatever the umask) and files 0o600. When the configured
+folder fails a check (or cannot be written), hardwood warns once (:class:`CacheWarning`) and
+falls back to ``<tempdir>/hardwood-cache-<uid>`` when that passes the same checks, else to a
+fresh private folder (``tempfile.mkdtemp``, removed at exit, so nothing is cached between
+processes). The code that runs is always the generated source held in memory: the file is
+written for Numba's cache (and tracebacks) and is only used when it is a regular file owned
+by the user, not writable by group or others, holding exactly that source; otherwise it is
+rewritten first.
 """
 from __future__ import annotations
 
+import atexit
 import hashlib
 import importlib.util
 import os
+import shutil
+import stat
 import sys
 import tempfile
+import warnings
 
 _LOADED = {}
+_DIRS = {}  # (HARDWOOD_CACHE_DIR, home, uid) -> (kernels folder, its owner's uid)
+_WARNED = []
+_POSIX = hasattr(os, "getuid")
+
+
+class CacheWarning(UserWarning):
+    """The kernel cache folder could not be used safely; hardwood uses another one."""
+
+
+def _uid():
+    return os.getuid() if _POSIX else None
+
+
+def _unsafe_dir(path, uid):
+    """Why ``path`` may not hold code that we run, or None when it may: a directory owned
+    by ``uid``, not writable by group or others."""
+    try:
+        st = os.stat(path)
+    except OSError as e:
+        return f"cannot inspect it ({e.strerror or e})"
+    if not stat.S_ISDIR(st.st_mode):
+        return "it is not a directory"
+    if not _POSIX:
+        return None
+    if st.st_uid != uid:
+        return f"it is owned by uid {st.st_uid}, not by the current user (uid {uid})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return (f"it is writable by group or others (mode {stat.S_IMODE(st.st_mode):o}; "
+                "remove it, and hardwood makes it again with mode 700)")
+    return None
+
+
+def _private_dir(path):
+    """Create ``path`` (and its parents) when it does not exist, the last level with mode
+    0o700 whatever the umask."""
+    if os.path.lexists(path):
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    os.makedirs(parent, exist_ok=True)
+    try:
+        os.mkdir(path, 0o700)
+    except FileExistsError:  # made meanwhile (another process): checked like any other
+        return
+    os.chmod(path, 0o700)
+
+
+def _prepare(base, uid):
+    """Make ``base``, ``base/kernels`` and ``base/kernels/__pycache__`` (mode 0o700 when
+    created here) and check them; returns (kernels folder, None) or (None, why not)."""
+    try:
+        _private_dir(base)
+    except OSError as e:
+        return None, f"cannot create {base!r} ({e.strerror or e})"
+    # from here on the resolved path: a link (say in the shared temp folder) that someone
+    # swaps after the checks cannot redirect us
+    base = os.path.realpath(base)
+    kernels = os.path.join(base, "kernels")
+    pycache = os.path.join(kernels, "__pycache__")
+    for d in (base, kernels, pycache):
+        try:
+            _private_dir(d)
+        except OSError as e:
+            return None, f"cannot create {d!r} ({e.strerror or e})"
+        why = _unsafe_dir(d, uid)
+        if why:
+            return None, f"{d!r} is unsafe: {why}"
+    probe = os.path.join(pycache, f".probe{os.getpid()}")
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.remove(probe)
+    except OSError as e:
+        return None, f"{base!r} is not writable ({e.strerror or e})"
+    return kernels, None
+
+
+def _warn_once(msg):
+    if not _WARNED:
+        _WARNED.append(msg)
+        warnings.warn(msg, CacheWarning, stacklevel=4)
+
+
+def _configured_dir():
+    return os.environ.get("HARDWOOD_CACHE_DIR") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache", "hardwood")
+
+
+def _kernel_dir():
+    """(the kernels folder to use, the uid that must own what is in it)."""
+    uid = _uid()
+    key = (os.environ.get("HARDWOOD_CACHE_DIR"), os.path.expanduser("~"), uid)
+    got = _DIRS.get(key)
+    if got is not None and _unsafe_dir(got[0], got[1]) is None:
+        return got
+    base = _configured_dir()
+    kernels, why = _prepare(base, uid)
+    if kernels is None:
+        shared = os.path.join(tempfile.gettempdir(), f"hardwood-cache-{uid if _POSIX else 0}")
+        kernels, why2 = (None, None) if os.path.abspath(shared) == os.path.abspath(base) \
+            else _prepare(shared, uid)
+        if kernels is not None:
+            _warn_once(f"hardwood: not using the kernel cache folder {base!r}: {why}; using "
+                       f"{shared!r} instead")
+        else:
+            priv = tempfile.mkdtemp(prefix="hardwood-cache-")
+            atexit.register(shutil.rmtree, priv, ignore_errors=True)
+            owner = os.stat(priv).st_uid if _POSIX else None  # ours: mkdtemp just made it
+            kernels, why3 = _prepare(priv, owner)
+            if kernels is None:
+                raise OSError(f"hardwood: no safe folder for generated kernels: {why3}")
+            _warn_once(f"hardwood: not using the kernel cache folder {base!r}: {why}"
+                       + (f"; nor {shared!r}: {why2}" if why2 else "")
+                       + f"; compiling in the private folder {priv!r} (removed at exit, so "
+                         "kernels are not cached between runs)")
+            uid = owner
+    _DIRS[key] = (kernels, uid)
+    return kernels, uid
 
 
 def cache_dir() -> str:
-    d = os.environ.get("HARDWOOD_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache",
-                                                             "hardwood")
+    """The folder holding the ``kernels`` subfolder in use (checked as the module docstring
+    says; a fallback folder when the configured one is unsafe)."""
+    return os.path.dirname(_kernel_dir()[0])
+
+
+def _file_ok(path, data: bytes, uid) -> bool:
+    """``path`` is a regular file (not a link) owned by ``uid``, not writable by group or
+    others, holding exactly ``data``."""
     try:
-        os.makedirs(d, exist_ok=True)
-        probe = os.path.join(d, f".probe{os.getpid()}")
-        with open(probe, "w"):
-            pass
-        os.remove(probe)
-        return d
+        st = os.lstat(path)
     except OSError:
-        d = os.path.join(tempfile.gettempdir(), f"hardwood-cache-{os.getuid() if hasattr(os, 'getuid') else 0}")
-        os.makedirs(d, exist_ok=True)
-        return d
+        return False
+    if not stat.S_ISREG(st.st_mode):
+        return False
+    if _POSIX and (st.st_uid != uid or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+        return False
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(len(data) + 1) == data
+    except OSError:
+        return False
+
+
+def _write(path, data: bytes):
+    """Write ``data`` to ``path`` atomically, mode 0o600."""
+    tmp = f"{path}.tmp{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
+                 0o600)
+    try:
+        if _POSIX:
+            os.fchmod(fd, 0o600)
+        with os.fdopen(fd, "wb") as fh:
+            fd = None
+            fh.write(data)
+    finally:
+        if fd is not None:
+            os.close(fd)
+    os.replace(tmp, path)
+
+
+def _clean_numba_cache(pycache, name, uid):
+    """Remove the files of module ``name`` in ``pycache`` (Numba's index and machine code,
+    which Numba unpickles) that are not regular files owned by ``uid`` and not writable by
+    group or others, so that nothing planted there is ever loaded."""
+    if not _POSIX:
+        return
+    try:
+        entries = [e for e in os.scandir(pycache) if e.name.startswith(name + ".")]
+    except OSError:
+        return
+    for e in entries:
+        try:
+            st = os.lstat(e.path)
+            if (stat.S_ISREG(st.st_mode) and st.st_uid == uid
+                    and not st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+                continue
+            os.remove(e.path)
+        except OSError:
+            raise OSError(f"hardwood: cannot remove the unsafe cache file {e.path!r}") from None
 
 
 def load_source(prefix: str, source: str):
@@ -39,17 +218,22 @@ def load_source(prefix: str, source: str):
     mod = _LOADED.get(name)
     if mod is not None:
         return mod
-    sub = os.path.join(cache_dir(), "kernels")
-    os.makedirs(sub, exist_ok=True)
-    path = os.path.join(sub, name + ".py")
-    if not os.path.exists(path):
-        tmp = f"{path}.tmp{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(source)
-        os.replace(tmp, path)
+    kernels, uid = _kernel_dir()
+    path = os.path.join(kernels, name + ".py")
+    data = source.encode("utf-8")
+    if not _file_ok(path, data, uid):
+        _write(path, data)
+        if not _file_ok(path, data, uid):
+            raise OSError(f"hardwood: cannot write the generated kernel {path!r} safely")
+    _clean_numba_cache(os.path.join(kernels, "__pycache__"), name, uid)
     spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
-    spec.loader.exec_module(mod)
+    try:
+        # run the source we generated, never what the file holds (checked above anyway)
+        exec(compile(source, path, "exec"), mod.__dict__)
+    except BaseException:
+        sys.modules.pop(name, None)
+        raise
     _LOADED[name] = mod
     return mod

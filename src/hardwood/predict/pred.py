@@ -163,10 +163,9 @@ def transposed_block(V):
     costs no more than the model's split count per row, however wide X is."""
     return ["    F = used.shape[0]",
             f"    nq = (r1 - r0) // {V}",
-            "    if nq > 0:",
-            f"        xs = np.empty(nq * {V} * F, X.dtype)",
-            "    else:  # no full group of lanes (one row, say): nothing to copy, nothing allocated",
-            "        xs = X[r0]",
+            # nq may be 0 (fewer rows than lanes): an empty copy. Never a view of X here: X
+            # may be read-only (a memory map), and xs must type as one writable array
+            f"    xs = np.empty(nq * {V} * F, X.dtype)",
             "    for q in range(nq):",
             f"        base = q * {V} * F",
             f"        for lane in range({V}):",

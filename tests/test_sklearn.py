@@ -249,13 +249,15 @@ def test_dataframe_column_names_consistency(est):
     check_dataframe_column_names_consistency(type(est).__name__, est)
 
 
-def test_nan_is_missing_inf_raises():
+def test_nan_is_missing_inf_raises_in_fit_and_is_a_value_in_predict():
+    """Issue 12, item 7: one rule for ±inf on every prediction path (docs/checks.md)."""
     X, y = _regression(n=200)
     X[::7, 0] = np.nan
     est = GBDTRegressor(n_estimators=5).fit(X, y)
     assert np.all(np.isfinite(est.predict(X)))
-    X[0, 1] = np.inf
-    with pytest.raises(ValueError, match="infinity"):
-        est.predict(X)
+    X[0, 1], X[1, 2] = np.inf, -np.inf
+    huge = np.nan_to_num(X, nan=np.nan, posinf=np.finfo(np.float64).max,
+                         neginf=-np.finfo(np.float64).max)
+    np.testing.assert_array_equal(est.predict(X), est.predict(huge))
     with pytest.raises(ValueError, match="infinity"):
         GBDTRegressor(n_estimators=5).fit(X, y)

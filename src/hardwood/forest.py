@@ -10,7 +10,10 @@ Differences from scikit-learn:
 * splits are between bins (at most ``max_bin - 1`` per feature, the missing bin apart);
 * ``random_state=None`` draws a fresh seed each fit, as scikit-learn; an integer gives the same
   forest at any ``n_jobs``;
-* ``n_jobs=None`` uses every core (hardwood's convention), ``-1`` too.
+* ``n_jobs=None`` uses every core (hardwood's convention), ``-1`` too;
+* pandas ``category`` columns are accepted: a categorical feature is split on its category
+  codes as ordered numbers (one bin per code), and its values are matched to the training
+  categories when predicting, as the boosting estimators do.
 
 The fitted forest converts to a :class:`hardwood.Model` (``model_``) that saves, loads and
 predicts through hardwood's predictors.
@@ -27,9 +30,15 @@ from sklearn.metrics import accuracy_score, r2_score
 from sklearn.preprocessing import LabelEncoder
 from sklearn.utils import check_random_state
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    validate_data,
+)
 
 from .backends import forest_cpu as K
+from .data.convert import to_float_matrix
 from .data.dataset import Dataset
 from .train.forest import Forest, SamplingPlan, check_device, grow_forest, threads
 from .train.forest_grower import GrowData, TreeParams
@@ -38,6 +47,26 @@ __all__ = ["RandomForestClassifier", "RandomForestRegressor"]
 
 _CHECK_X = dict(accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                 ensure_all_finite="allow-nan")
+
+
+def _is_dataframe(X) -> bool:
+    return type(X).__module__.startswith("pandas") and type(X).__name__ == "DataFrame"
+
+
+def _validate(est, X, y=None, *, fitting, reset=True, **kw):
+    """scikit-learn's checks, except that a DataFrame stays a DataFrame (its category
+    columns are coded by hardwood.Dataset, not refused by check_array), and that data to
+    predict on (not ``fitting``) may hold ±inf, as on every prediction path."""
+    if not _is_dataframe(X):
+        if not fitting:
+            return validate_data(est, X, reset=reset, **dict(_CHECK_X, ensure_all_finite=False))
+        return validate_data(est, X, y, reset=reset, **kw, **_CHECK_X)
+    if not fitting:
+        return validate_data(est, X, skip_check_array=True, reset=reset)
+    y = validate_data(est, y=y, **kw)
+    X = validate_data(est, X, skip_check_array=True, reset=reset)
+    check_consistent_length(X, y)
+    return X, y
 
 
 def _is_int(v):
@@ -200,8 +229,9 @@ class _ForestBase(BaseEstimator):
         growth = getattr(self, "_growth", "hybrid")
         crossover = getattr(self, "_crossover", None)
         Xraw = None
-        if oob is not None:
-            Xraw = X.toarray() if hasattr(X, "toarray") else np.asarray(X)
+        if oob is not None:  # coded as the forest splits it (category codes for a frame)
+            Xraw = (to_float_matrix(X, info=ds.info)[0] if _is_dataframe(X) else
+                    X.toarray() if hasattr(X, "toarray") else np.asarray(X))
             if Xraw.dtype not in (np.float32, np.float64):
                 Xraw = Xraw.astype(np.float64)
             Xraw = np.ascontiguousarray(Xraw)
@@ -241,7 +271,7 @@ class _ForestBase(BaseEstimator):
 
     def _validate_X(self, X):
         check_is_fitted(self, "forest_")
-        return validate_data(self, X, reset=False, **_CHECK_X)
+        return _validate(self, X, fitting=False, reset=False)
 
     def apply(self, X):
         """Leaf index (pre-order node id) of every tree for each row: (n_samples, n_trees)."""
@@ -283,7 +313,7 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
     def fit(self, X, y, sample_weight=None):
         """Grow the forest from X (n_samples, n_features) and labels y."""
         first = not (self.warm_start and hasattr(self, "forest_"))
-        X, y = validate_data(self, X, y, reset=first, **_CHECK_X)
+        X, y = _validate(self, X, y, fitting=True, reset=first)
         check_classification_targets(y)
         if first:
             le = LabelEncoder()
@@ -390,7 +420,7 @@ class RandomForestRegressor(RegressorMixin, _ForestBase):
     def fit(self, X, y, sample_weight=None):
         """Grow the forest from X (n_samples, n_features) and targets y."""
         first = not (self.warm_start and hasattr(self, "forest_"))
-        X, y = validate_data(self, X, y, reset=first, y_numeric=True, **_CHECK_X)
+        X, y = _validate(self, X, y, fitting=True, reset=first, y_numeric=True)
         y = np.asarray(y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise ValueError("y contains NaN or infinity")

@@ -93,6 +93,7 @@ def _weighted_median(values, weights):
 
 class Objective:
     name = ""
+    task = "regression"  # or "binary", "multiclass": which estimators may train it
     n_outputs = 1
     default_metric = "rmse"
     refit_leaves = False  # leaf values recomputed from residuals after growth
@@ -158,6 +159,7 @@ class PseudoHuber(Objective):
 
 class BinaryLogistic(Objective):
     name = "binary:logistic"
+    task = "binary"
     default_metric = "logloss"
 
     def check_labels(self, y):
@@ -184,6 +186,7 @@ class BinaryLogistic(Objective):
 
 class Softmax(Objective):
     name = "multi:softprob"
+    task = "multiclass"
     default_metric = "mlogloss"
 
     def __init__(self, params):
@@ -221,11 +224,17 @@ ALIASES = {
 }
 
 
-def get_objective(name, params) -> Objective:
-    key = ALIASES.get(name, name)
+def objective_class(name):
+    """The objective class of a name or alias (``type[Objective]``)."""
+    key = ALIASES.get(name, name) if isinstance(name, str) else None
     if key not in OBJECTIVES:
-        raise ValueError(f"unknown objective {name!r}; expected one of {sorted(OBJECTIVES)}")
-    return OBJECTIVES[key](params)
+        raise ValueError(f"unknown objective {name!r}; expected one of {sorted(OBJECTIVES)} "
+                         f"or an alias ({', '.join(sorted(ALIASES))})")
+    return OBJECTIVES[key]
+
+
+def get_objective(name, params) -> Objective:
+    return objective_class(name)(params)
 
 
 def transform_margin(objective_name: str, margin: np.ndarray) -> np.ndarray:

@@ -7,7 +7,8 @@ They follow scikit-learn's conventions (constructor parameters stored as given a
 Data handling:
 
 - numpy arrays, array-likes and scipy sparse matrices go through scikit-learn's
-  ``validate_data`` (float32/float64, NaN allowed as missing, infinities rejected).
+  ``validate_data`` (float32/float64, NaN allowed as missing; infinities rejected in training
+  data, and taken as values beyond every threshold in data to predict on).
 - pandas DataFrames are handed to :class:`hardwood.Dataset` unchanged, so that ``category``
   columns stay categorical; scikit-learn's feature-name and feature-count checks still apply.
 - Rows whose ``sample_weight`` is 0 are dropped before binning, so that a weight of 0 is
@@ -33,12 +34,16 @@ from sklearn.utils.validation import (
 )
 
 from .data.dataset import Dataset
+from .objectives import objective_class
 from .train.engine import train
 
 __all__ = ["GBDTRegressor", "GBDTClassifier"]
 
 _CHECK_X = dict(accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                 ensure_all_finite="allow-nan")
+# data to predict on may hold ±inf: an ordinary value beyond every threshold, as on every
+# prediction path (hardwood.data.convert)
+_CHECK_PREDICT_X = dict(_CHECK_X, ensure_all_finite=False)
 
 
 def _is_dataframe(X) -> bool:
@@ -157,7 +162,7 @@ class _GBDTBase(BaseEstimator):
         check_is_fitted(self)
         if _is_dataframe(X):
             return validate_data(self, X, skip_check_array=True, reset=False)
-        return validate_data(self, X, reset=False, **_CHECK_X)
+        return validate_data(self, X, reset=False, **_CHECK_PREDICT_X)
 
     def _validate_eval_X(self, X):
         if _is_dataframe(X):
@@ -219,6 +224,19 @@ class _GBDTBase(BaseEstimator):
         return self.model_.predict(X, output="leaf")
 
 
+def _objective_for(estimator, objective, tasks):
+    """``objective`` checked against the estimator's tasks ('regression', 'binary',
+    'multiclass'): a classifier never trains a regression objective, nor the reverse."""
+    task = objective_class(objective).task
+    if task not in tasks:
+        kind = "classification" if "binary" in tasks else "regression"
+        raise ValueError(f"{type(estimator).__name__} trains {kind} objectives; "
+                         f"objective={objective!r} is a {task} objective. Use "
+                         + ("GBDTRegressor" if task == "regression" else "GBDTClassifier")
+                         + " for it, or leave objective unset")
+    return objective
+
+
 class GBDTRegressor(RegressorMixin, _GBDTBase):
     """Gradient-boosted trees for regression (scikit-learn API).
 
@@ -231,8 +249,9 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
             verbose=False):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs evaluated each round (and
         watched by ``early_stopping_rounds``: the last metric of the last pair)."""
-        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
         objective = self.objective if self.objective is not None else "reg:squarederror"
+        _objective_for(self, objective, ("regression",))
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
                          objective)
 
@@ -254,6 +273,8 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
             verbose=False):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs, with labels among the
         training labels, evaluated each round (and watched by ``early_stopping_rounds``)."""
+        if self.objective is not None:
+            _objective_for(self, self.objective, ("binary", "multiclass"))
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False)
         check_classification_targets(y)
         le = LabelEncoder()
@@ -271,7 +292,12 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
             objective = "binary:logistic" if self.n_classes_ == 2 else "multi:softprob"
         else:
             objective = self.objective
-        if objective in ("multi:softprob", "multi:softmax", "multiclass", "softmax"):
+        task = objective_class(objective).task
+        if task == "binary" and self.n_classes_ > 2:
+            raise ValueError(f"objective={objective!r} is for two classes, but y has "
+                             f"{self.n_classes_} ({classes.tolist()[:10]}); use "
+                             "objective='multi:softprob', or leave objective unset")
+        if task == "multiclass":
             extra["num_class"] = self.n_classes_
         return self._fit(X, y_enc.astype(np.float64), sample_weight, eval_set,
                          sample_weight_eval_set, verbose, objective, extra)

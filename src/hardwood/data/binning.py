@@ -21,6 +21,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from ..parallel import guard
+
 SAMPLE_ROWS = 200_000
 
 
@@ -158,26 +160,21 @@ class BinMapper:
     def transform(self, X: np.ndarray):
         """Return (row-major bins (n, d), column-major bins (d, n))."""
         n, d = X.shape
-        if d != self.n_bins.size:
-            raise ValueError(f"X has {d} features, the bin mapper was fit on {self.n_bins.size}")
         rows = np.empty((n, d), dtype=self.dtype)
         cols = np.empty((d, n), dtype=self.dtype)
-        if not hasattr(self, "_cells"):  # mappers pickled before the cell tables existed
-            self._cells = _cell_tables(self.upper_edges, self.is_categorical)
-        lo, scale, start, stop = self._cells
-        _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
-                    self.n_value_bins, *self._maps(), lo, scale, start, stop, rows, cols)
+        self.transform_into(X, rows, cols)
         return rows, cols
 
     def transform_into(self, X: np.ndarray, rows: np.ndarray, cols: np.ndarray):
         """Bin ``X`` into the given row-major (n, d) and column-major (d, n) arrays."""
         if X.shape[1] != self.n_bins.size:
             raise ValueError(f"X has {X.shape[1]} features, the bin mapper was fit on {self.n_bins.size}")
-        if not hasattr(self, "_cells"):
+        if not hasattr(self, "_cells"):  # mappers pickled before the cell tables existed
             self._cells = _cell_tables(self.upper_edges, self.is_categorical)
         lo, scale, start, stop = self._cells
-        _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
-                    self.n_value_bins, *self._maps(), lo, scale, start, stop, rows, cols)
+        with guard():
+            _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
+                        self.n_value_bins, *self._maps(), lo, scale, start, stop, rows, cols)
 
     def threshold(self, field: int, bin_: int) -> float:
         return float(self.upper_edges[field][bin_])

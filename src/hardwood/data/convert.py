@@ -5,10 +5,26 @@ Every model-facing path (training, validation, prediction) goes through
 a categorical value becomes the index of its category in the training set's category list,
 and NaN marks a missing value *or a category that training never saw* (both follow the
 split's default direction).
+
+The input rules (``docs/checks.md``, "What hardwood checks"):
+
+* ±inf: training data refuses it (use NaN for missing values); data to predict on takes it in
+  numeric features as an ordinary value beyond every threshold (``+inf`` goes right of every
+  finite threshold, ``-inf`` left), as every compiled runtime does; in a categorical feature it
+  is an error.
+* Column names: a frame to predict on must have the training columns in the training order.
+  A model trained without names (``f0``, ``f1``, ... by default) reads a frame's columns by
+  position, with a warning (none for pandas' default columns 0, 1, ...), unless a column
+  carries one of those default names, or a position number, at another position, which is an
+  error (it would be read as another feature).
+* Categories: values are matched to the training categories by value. A column whose values
+  are of another kind (strings against numbers) is an error; a column whose values are mostly
+  unseen gets a warning (unseen values are treated as missing).
 """
 from __future__ import annotations
 
 import numbers
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -137,14 +153,15 @@ def _reject_strings_in_object_array(arr, what):
 
 
 def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = None,
-                    feature_names=None, dtype=np.float32, what="X"):
+                    feature_names=None, dtype=np.float32, what="X", allow_inf=False):
     """Return ``(matrix, info)``.
 
     With ``info=None`` the categories are learnt from ``X`` (training); otherwise ``X`` is
     checked against ``info`` (same columns) and coded with its categories, *by value*:
     a category training never saw becomes NaN (missing).
     The matrix is C-contiguous, float32 (float64 when the input holds float64 values or
-    categorical codes), NaN for missing. ``±inf`` raises.
+    categorical codes), NaN for missing. ``±inf`` raises, unless ``allow_inf`` (data to predict
+    on), where it stays in numeric features and raises only in categorical ones.
     """
     if X is None:
         raise TypeError(f"{what} must be a matrix, got None")
@@ -214,24 +231,88 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
                 else:
                     c = info.categories[j]
                     cats[j] = c
-                mat[:, j] = _code_values(col, c, names[j])
+                coded = _code_values(col, c, names[j])
+                if info is not None:
+                    _warn_unseen(col, coded, names[j], what)
+                mat[:, j] = coded
     if info is not None:
         cats = info.categories
-    _check_finite(mat, what)
+    _check_finite(mat, what, is_cat if allow_inf else None)
     if info is None:
         info = FeatureInfo(names=list(map(str, names)), is_categorical=np.asarray(is_cat, bool),
                            categories=cats)
     return mat, info
 
 
-def _check_finite(mat, what):
-    if mat.dtype.kind == "f":
-        # NaN is fine (missing); infinities are not.
+def _check_finite(mat, what, only=None):
+    """NaN is fine (missing); infinities are not, in every column or (``only``: a boolean
+    mask) in the masked columns."""
+    if mat.dtype.kind != "f":
+        return
+    if only is None:
         bad = np.isinf(mat)
         if bad.any():
             r, c = np.argwhere(bad)[0]
             raise ValueError(f"{what} contains infinite values (first at row {r}, column {c}); "
                              "use NaN for missing values")
+        return
+    for j in np.flatnonzero(only):
+        bad = np.isinf(mat[:, j])
+        if bad.any():
+            raise ValueError(f"{what} contains an infinite value in categorical column {j} "
+                             f"(first at row {int(np.flatnonzero(bad)[0])}); categories are "
+                             "codes or values, and NaN marks a missing one")
+
+
+# a categorical column to predict on whose known (non-missing) values are mostly categories
+# training never saw gets a warning: they are all treated as missing
+UNSEEN_WARN_FRACTION = 0.5
+
+
+def _warn_unseen(raw, coded, colname, what):
+    """Warn when most of a categorical column's non-missing values were unseen in training."""
+    known = ~np.isnan(raw)
+    n = int(known.sum())
+    unseen = int(np.count_nonzero(np.isnan(coded[known])))
+    if n and unseen > UNSEEN_WARN_FRACTION * n:
+        warnings.warn(f"{what}: {unseen} of {n} values of categorical column {colname!r} are "
+                      "categories training never saw; they are treated as missing values",
+                      UserWarning, stacklevel=4)
+
+
+def _category_kind(values):
+    """'number', 'string' or None (empty or mixed) for a list of category values."""
+    kinds = {"string" if isinstance(v, (str, bytes)) else
+             "number" if isinstance(v, (numbers.Number, np.bool_)) else "other" for v in values}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _check_names(names, info, what):
+    """A frame's column names against the training names (see the module docstring)."""
+    if names == list(info.names):
+        return
+    if list(info.names) != _default_names(len(names)):
+        missing = [n for n in info.names if n not in names]
+        raise ValueError(f"{what} columns differ from the training columns"
+                         + (f" (missing {missing[:5]})" if missing else " (different order)")
+                         + f": expected {list(info.names)[:8]}, got {names[:8]}")
+    # trained without names: read by position, unless a column bears a default name, or
+    # pandas' default name (its position), that belongs to another position
+    # (DataFrame(X, columns=['f0', 'f1'])[['f1', 'f0']], or DataFrame(X)[[1, 0]])
+    positional = [str(j) for j in range(len(names))]
+    if names == positional:
+        return  # pandas' default columns, in order
+    pos = {n: j for j, n in enumerate(info.names)}
+    pos.update({n: j for j, n in enumerate(positional)})
+    moved = [(n, j) for j, n in enumerate(names) if n in pos and pos[n] != j]
+    if moved:
+        n, j = moved[0]
+        raise ValueError(f"{what} column {n!r} is at position {j}, but the model's feature {n!r} "
+                         f"is at position {pos[n]} (the model was trained without column names, "
+                         f"so its features are known by position: f0..f{len(names) - 1}); put "
+                         "the columns in the training order")
+    warnings.warn(f"{what} has column names, but the model was trained without names: its "
+                  f"{len(names)} columns are read by position", UserWarning, stacklevel=4)
 
 
 def _is_stringish(dtype) -> bool:
@@ -253,11 +334,7 @@ def _from_pandas(df, categorical_features, info, dtype, what):
         if n_features != info.n_features:
             raise ValueError(f"{what} has {n_features} columns, but the model/training data has "
                              f"{info.n_features}")
-        # a model trained on a plain array has the default names f0..f{d-1}: accept any names
-        if names != list(info.names) and list(info.names) != _default_names(n_features):
-            missing = [n for n in info.names if n not in names]
-            raise ValueError(f"{what} columns differ from the training columns"
-                             + (f" (missing {missing[:5]})" if missing else " (different order)"))
+        _check_names(names, info, what)
         is_cat = np.asarray(info.is_categorical, dtype=bool)
     else:
         is_cat = _resolve_categorical(categorical_features, names, n_features)
@@ -285,12 +362,20 @@ def _from_pandas(df, categorical_features, info, dtype, what):
                     col = np.where(codes < 0, np.nan, codes.astype(np.float64))
                 else:
                     train_vals = info.categories[j] or []
+                    kind, train_kind = _category_kind(values), _category_kind(train_vals)
+                    if kind and train_kind and kind != train_kind:
+                        raise TypeError(
+                            f"categorical column {names[j]!r} holds {kind}s (e.g. "
+                            f"{values[0]!r}), but the model's categories are {train_kind}s (e.g. "
+                            f"{train_vals[0]!r}); no value would match. Convert the column to "
+                            "the training type")
                     lookup = {}
                     for i, v in enumerate(train_vals):
                         lookup.setdefault(v, i)
                     remap = np.array([lookup.get(v, np.nan) for v in values] + [np.nan],
                                      dtype=np.float64)
                     col = remap[np.where(codes < 0, len(values), codes)]
+                    _warn_unseen(np.where(codes < 0, np.nan, 0.0), col, names[j], what)
             else:
                 try:
                     raw = s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -308,6 +393,7 @@ def _from_pandas(df, categorical_features, info, dtype, what):
                     col = _code_values(raw, cats[j], names[j])
                 else:
                     col = _code_values(raw, info.categories[j], names[j])
+                    _warn_unseen(raw, col, names[j], what)
             n_cat_j = len((info.categories[j] if info is not None else cats[j]) or ())
             need64 = need64 or n_cat_j > 2**24
         else:

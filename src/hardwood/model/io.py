@@ -126,7 +126,12 @@ def model_to_json(model) -> str:
 
 
 def save_model(model, path):
-    text = model_to_json(model)
+    doc = model_to_dict(model)
+    try:  # never write a file that load would refuse
+        model_from_dict(doc)
+    except ModelFormatError as e:
+        raise ValueError(f"cannot save this model: the file would not load back ({e})") from None
+    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
     tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
     try:
         with open(tmp, "w", encoding="utf-8") as fh:

@@ -1,15 +1,32 @@
 """``hardwood.Model``: a trained tree ensemble, its prediction and its importances."""
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ..data.convert import FeatureInfo, to_float_matrix
+from ..parallel import guard
 from ..objectives import transform_margin
 from ..predict.naive import pack, predict_leaf, predict_raw
 from .tree import Tree
 
 OUTPUTS = ("value", "raw", "leaf")
 IMPORTANCE_KINDS = ("gain", "weight", "cover", "total_gain", "total_cover")
+
+
+class _Version(tuple):
+    """A model's trees version: objects compared by identity (held, so that an id is never
+    reused while the cache lives), lengths by value."""
+
+    def __eq__(self, other):
+        return (isinstance(other, _Version)
+                and all(a is b if not isinstance(a, int) else a == b for a, b in zip(self, other)))
+
+    def __ne__(self, other):
+        return not self == other
+
+    __hash__ = None
 
 
 class Model:
@@ -33,8 +50,8 @@ class Model:
         self.best_score = best_score
         self.evals_result = evals_result or {}
         self.training_profile = training_profile or {}
-        self._packed = None
-        self._compiled = {}
+        self._packed = None  # (trees version, packed arrays)
+        self._compiled = {}  # (runtime, tree range) -> compiled model, for one trees version
 
     # -- basic facts ----------------------------------------------------------------
     @property
@@ -70,10 +87,21 @@ class Model:
         self.__dict__.update(state)
 
     # -- prediction -----------------------------------------------------------------
+    def _trees_version(self):
+        """What the caches are keyed by: the tree list, its length and its last tree. The
+        trainer appends to the list of the model its callbacks see, and a user may assign a
+        new list, so a cache built before either can never serve the trees after it (a stale
+        packed copy would send the kernels past the end of its arrays)."""
+        t = self.trees
+        return _Version((t, len(t), t[-1] if t else None, self.tree_group, len(self.tree_group)))
+
     def packed(self):
-        if self._packed is None:
-            self._packed = pack(self.trees, self.tree_group, self.info.n_categories)
-        return self._packed
+        version = self._trees_version()
+        cached = self.__dict__.get("_packed")
+        if cached is None or cached[0] != version:
+            cached = self._packed = (version, pack(self.trees, self.tree_group,
+                                                   self.info.n_categories))
+        return cached[1]
 
     def _tree_range(self, iteration_range):
         K = max(self.n_outputs, 1)
@@ -82,9 +110,14 @@ class Model:
                 return 0, min((self.best_iteration + 1) * K, len(self.trees))
             return 0, len(self.trees)
         try:
-            start, end = (int(v) for v in iteration_range)
+            start, end = iteration_range
         except (TypeError, ValueError):
             raise TypeError("iteration_range must be a pair (start, end) of rounds") from None
+        if not all(isinstance(v, numbers.Integral) and not isinstance(v, (bool, np.bool_))
+                   for v in (start, end)):
+            raise TypeError(f"iteration_range must be a pair of integers (rounds), got "
+                            f"{iteration_range!r}")
+        start, end = int(start), int(end)
         if end == 0:
             end = self.num_boosted_rounds
         if not 0 <= start <= end <= self.num_boosted_rounds:
@@ -94,7 +127,7 @@ class Model:
 
     def prepare(self, X):
         """User matrix -> float matrix coded like the training data (checked)."""
-        mat, _ = to_float_matrix(X, info=self.info, what="X")
+        mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True)
         return mat
 
     def predict(self, X, output="value", iteration_range=None, runtime=None):
@@ -110,19 +143,24 @@ class Model:
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         if runtime is not None:
-            key = (runtime, None if iteration_range is None else tuple(iteration_range))
-            compiled = self.__dict__.setdefault("_compiled", {}).get(key)
+            version = self._trees_version()
+            cache = self.__dict__.get("_compiled")
+            if cache is None or cache.get("version") != version:
+                cache = self._compiled = {"version": version}  # older layouts are dropped
+            key = (runtime, self._tree_range(iteration_range))
+            compiled = cache.get(key)
             if compiled is None:
                 from ..predict.dispatch import compile as _compile
                 compiled = _compile(self, runtime, iteration_range=iteration_range)
-                self._compiled[key] = compiled
+                cache[key] = compiled
             return compiled.predict(X, output=output)
         mat = self.prepare(X)
         t0, t1 = self._tree_range(iteration_range)
         forest = self.packed()
-        if output == "leaf":
-            return predict_leaf(forest, mat, t0, t1)
-        margin = predict_raw(forest, mat, t0, t1, self.base_score, self.n_outputs)
+        with guard():  # parallel kernels (hardwood.parallel)
+            if output == "leaf":
+                return predict_leaf(forest, mat, t0, t1)
+            margin = predict_raw(forest, mat, t0, t1, self.base_score, self.n_outputs)
         if output == "raw":
             return margin[:, 0] if self.n_outputs == 1 else margin
         return transform_margin(self.objective, margin)

@@ -43,6 +43,7 @@ import time
 
 import numpy as np
 
+from ..parallel import guard
 from . import pred as _pred
 from . import quickscorer as _qs
 from . import vwalk as _vwalk
@@ -95,7 +96,11 @@ class CompiledModel:
         self._no_lout = np.zeros((0, 0), np.int32)
         self._code = TRANSFORM.get(self.objective, 0)
         self._row_shape = (1, self.n_features)
-        self._build()
+        self.empty = self.t1 == self.t0  # an empty iteration_range: the base score alone
+        if self.empty:
+            self._raw = self._leaf = _add_nothing
+        else:
+            self._build()
         self.build_seconds = time.perf_counter() - t0
         self._warm()
         self.compile_seconds = time.perf_counter() - t0
@@ -164,6 +169,10 @@ class CompiledModel:
         return self._predict(X, output, out)
 
     def _predict(self, X, output, out):
+        with guard():  # a parallel kernel may run (hardwood.parallel)
+            return self._predict_batch(X, output, out)
+
+    def _predict_batch(self, X, output, out):
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         mat = self._matrix(X)
@@ -194,6 +203,10 @@ class CompiledModel:
         if single:
             return out[:, 0]
         return out
+
+
+def _add_nothing(X, out):
+    """``_raw``/``_leaf`` of an empty tree range: no tree adds anything."""
 
 
 _F32 = np.dtype(np.float32)
@@ -446,6 +459,8 @@ class AutoRuntime(CompiledModel):
 
     def _warm(self):
         super()._warm()
+        if self.empty:
+            return
         # one row goes straight to the kernel of the runtime chosen for one row
         rt = self._get(1)
         self._bind_one_row(rt._one, rt._one_blob)

@@ -2,10 +2,8 @@
 and early stopping."""
 from __future__ import annotations
 
-import contextlib
 import time
 
-import numba
 import numpy as np
 
 from .. import metrics as M
@@ -13,26 +11,33 @@ from ..backends.base import make_backend
 from ..backends.cpu import fill_row_ids
 from ..data.dataset import Dataset
 from ..model.model import Model
-from ..objectives import get_objective
+from ..objectives import get_objective, objective_class
+from ..parallel import threads
 from .callback import CallbackContainer, EarlyStopping, EvaluationPrinter
 from .grower import Grower, GrowParams, Profile
-from .params import resolve_params
+from .params import MAX_CLASSES, resolve_params
 
 
-@contextlib.contextmanager
-def threads(n_jobs):
-    """Run the block with ``n_jobs`` Numba threads (None/-1: all cores)."""
-    old = numba.get_num_threads()
-    limit = numba.config.NUMBA_NUM_THREADS
-    if n_jobs is None or n_jobs < 0:
-        n = limit if n_jobs in (None, -1) else max(1, limit + 1 + n_jobs)
-    else:
-        n = min(int(n_jobs), limit)
-    numba.set_num_threads(n)
-    try:
-        yield n
-    finally:
-        numba.set_num_threads(old)
+def _classes_from_labels(y):
+    """The class count of multiclass labels given without ``num_class``: the labels must be
+    the codes 0..K-1, every one of them present (a gap or a huge label is a mistake far more
+    often than a class with no rows; pass ``num_class`` for that)."""
+    if np.any(y != np.floor(y)) or np.any(y < 0):
+        raise ValueError("multi:softprob needs integer labels 0..num_class-1; use "
+                         "GBDTClassifier to encode arbitrary labels")
+    top = float(y.max())
+    if top >= MAX_CLASSES:
+        raise ValueError(f"multi:softprob labels must be the class codes 0..K-1; the largest "
+                         f"label is {top:g} (at most {MAX_CLASSES} classes)")
+    present = np.unique(y)
+    K = int(top) + 1
+    if present.size != K and present.size > 1:  # one class: the objective says so
+        absent = np.setdiff1d(np.arange(K), present)
+        raise ValueError(f"multi:softprob labels must be the class codes 0..K-1, each present: "
+                         f"the labels run to {K - 1} but {absent.size} codes are absent (e.g. "
+                         f"{absent[:5].tolist()}). Encode the labels as 0..K-1 (GBDTClassifier "
+                         "does it), or pass num_class if some classes truly have no rows")
+    return max(K, 2)
 
 
 def _check_valid_sets(train_set, valid_sets, valid_names):
@@ -87,10 +92,8 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
 
     y = train_set.label
     n = train_set.n_rows
-    if p["objective"] in ("multi:softprob", "multi:softmax", "multiclass", "softmax") and p["num_class"] is None:
-        if np.any(y != np.floor(y)) or np.any(y < 0):
-            raise ValueError("multi:softprob needs integer labels >= 0")
-        p["num_class"] = max(int(y.max()) + 1, 2)
+    if objective_class(p["objective"]).task == "multiclass" and p["num_class"] is None:
+        p["num_class"] = _classes_from_labels(y)
     obj = get_objective(p["objective"], p)
     p["objective"] = obj.name
     obj.check_labels(y)
@@ -99,6 +102,10 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     # the gradient kernels take train_set.weight itself (None: a flag, so their loops vectorise)
     w = train_set.weight if train_set.weight is not None else np.broadcast_to(np.float64(1.0), (n,))
     base = obj.base_score(y, w) if p["base_score"] is None else obj.margin_from_user(p["base_score"])
+    if not np.all(np.isfinite(base)):
+        raise FloatingPointError(f"the base score (the labels' mean or median) is not finite: "
+                                 f"labels range from {float(y.min()):g} to {float(y.max()):g}; "
+                                 "scale the labels")
 
     metric_names = p["eval_metric"] or [obj.default_metric]
     for m in metric_names:
@@ -180,6 +187,8 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
                         continue
                     backend.predict_binned(v.bins_row, binned, vp[k])
                 profile.add("update", t0)
+                if not np.all(np.isfinite(tree.value)):
+                    raise FloatingPointError(_non_finite_message(it, k, y, p))
                 trees.append(tree)
                 groups.append(k)
             model.trees = trees
@@ -210,6 +219,13 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     if p["verbose"]:
         print(format_profile(prof))
     return model
+
+
+def _non_finite_message(it, k, y, p):
+    return (f"training diverged: round {it} (output {k}) produced a non-finite leaf value "
+            f"(labels range from {float(y.min()):g} to {float(y.max()):g}; gradients are float32, "
+            f"so labels beyond about 1e38, or a learning_rate of {p['learning_rate']:g}, can "
+            "overflow). Scale the labels or lower learning_rate; no model was returned")
 
 
 def format_profile(prof) -> str:

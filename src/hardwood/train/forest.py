@@ -15,35 +15,16 @@ A tree depends only on ``(s, t)`` and the data: forests are identical at any thr
 """
 from __future__ import annotations
 
-import contextlib
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..backends import forest_cpu as K
 from ..data.convert import FeatureInfo, to_float_matrix
+from ..parallel import concurrent_launches, guard, threads  # noqa: F401 (threads: forest.py)
 from .forest_grower import GrowData, TreeArrays, TreeParams, _threads, grow_tree
 
 FOREST_PROBA = "multi:proba"  # raw sums of the per-class trees are the probabilities
-
-
-@contextlib.contextmanager
-def threads(n_jobs):
-    """Run Numba kernels with ``n_jobs`` threads (None or -1: all cores)."""
-    import numba
-
-    old = numba.get_num_threads()
-    if n_jobs is None or n_jobs == -1:
-        n = numba.config.NUMBA_NUM_THREADS
-    elif n_jobs < 0:
-        n = max(1, numba.config.NUMBA_NUM_THREADS + 1 + n_jobs)
-    else:
-        n = min(int(n_jobs), numba.config.NUMBA_NUM_THREADS)
-    numba.set_num_threads(max(1, n))
-    try:
-        yield
-    finally:
-        numba.set_num_threads(old)
 
 
 @dataclass
@@ -123,12 +104,15 @@ class Forest:
         return s
 
     def _matrix(self, X):
-        mat, _ = to_float_matrix(X, info=self.info, what="X")
+        mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True)
         return np.ascontiguousarray(mat, dtype=np.float64)
 
     def predict_values(self, X):
         """Mean over trees of the leaf values: class probabilities or the regression value."""
-        X = self._matrix(X)
+        with guard():
+            return self._predict_values(self._matrix(X))
+
+    def _predict_values(self, X):
         roots, feature, thr, left, right, dl, value = self.pack()
         out = np.zeros((X.shape[0], value.shape[1]))
         K.predict_values(X, roots, feature, thr, left, right, dl, value, out)
@@ -136,7 +120,10 @@ class Forest:
         return out
 
     def apply(self, X):
-        X = self._matrix(X)
+        with guard():
+            return self._apply(self._matrix(X))
+
+    def _apply(self, X):
         roots, feature, thr, left, right, dl, _ = self.pack()
         out = np.empty((X.shape[0], len(self.trees)), dtype=np.int64)
         K.apply_leaves(X, roots, feature, thr, left, right, dl, out)
@@ -229,7 +216,8 @@ def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: i
     n_thr = _threads()
     if tree_parallel is None:  # measured: see benchmarks/README.md, "Random forests"
         tree_parallel = len(tree_ids) >= 2 * n_thr
-    if device == "cpu" and tree_parallel and n_thr > 1 and len(tree_ids) > 1:
+    if (device == "cpu" and tree_parallel and n_thr > 1 and len(tree_ids) > 1
+            and concurrent_launches()):  # never under Numba's workqueue layer (parallel.py)
         return _grow_tree_parallel(one, finish, tree_ids, n_thr)
     return [finish(t, *one(t)) for t in tree_ids]
 

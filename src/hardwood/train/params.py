@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import math
 import numbers
 
 DEFAULTS = {
@@ -48,6 +49,7 @@ ALIASES = {
 }
 
 GROW_POLICIES = ("depthwise", "lossguide")
+MAX_CLASSES = 1 << 20  # num_class, given or read from the labels
 
 
 def _num(p, key, lo=None, hi=None, lo_open=False, integer=False):
@@ -55,8 +57,8 @@ def _num(p, key, lo=None, hi=None, lo_open=False, integer=False):
     ok_type = isinstance(v, numbers.Integral) if integer else isinstance(v, numbers.Real)
     if not ok_type or isinstance(v, bool):
         raise TypeError(f"parameter {key!r} must be {'an integer' if integer else 'a number'}, got {v!r}")
-    if v != v:
-        raise ValueError(f"parameter {key!r} is NaN")
+    if not math.isfinite(v):
+        raise ValueError(f"parameter {key!r} must be a finite number, got {v!r}")
     if lo is not None and (v < lo or (lo_open and v == lo)):
         raise ValueError(f"parameter {key!r} must be {'>' if lo_open else '>='} {lo}, got {v}")
     if hi is not None and v > hi:
@@ -117,7 +119,9 @@ def resolve_params(params) -> dict:
         p["random_state"] = 0
     _num(p, "random_state", 0, integer=True)
     if p["num_class"] is not None:
-        _num(p, "num_class", 2, integer=True)
+        _num(p, "num_class", 2, MAX_CLASSES, integer=True)
+    if p["base_score"] is not None:  # a number (a probability for binary:logistic)
+        _num(p, "base_score")
     if p["device"] not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {p['device']!r}")
     if p["device"] == "cuda":

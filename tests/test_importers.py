@@ -178,6 +178,33 @@ def test_lightgbm_parity(data, objective, kind, tmp_path):
     _check_all_runtimes(m, X, b.predict(X, raw_score=True))
 
 
+@pytest.mark.parametrize("objective,kind", [("regression", "reg"), ("binary", "binary"),
+                                            ("multiclass", "multi")])
+def test_lightgbm_random_forest_average_output(data, objective, kind):
+    """boosting='rf' predicts the transform of the mean of the iterations (the bare
+    ``average_output`` header line), not of their sum (issue 12, defect 1). LightGBM's
+    raw_score on a forest is the plain sum; hardwood's raw margin is the mean."""
+    X, y = data
+    p = {"boosting": "rf", "bagging_freq": 1, "bagging_fraction": 0.5, "objective": objective,
+         "verbose": -1, "num_leaves": 15, "num_threads": 1}
+    if kind == "multi":
+        p["num_class"] = 3
+    b = lgb.train(p, lgb.Dataset(X, _labels(y, kind)), 10)
+    assert "\naverage_output\n" in b.model_to_string()
+    for src in (b, b.model_to_string()):
+        m = import_model(src)
+        assert m.params["lightgbm_average_output"] == 10
+        close(m.predict(X), b.predict(X))
+        close(m.predict(X, output="raw"), b.predict(X, raw_score=True) / 10)
+    _check_all_runtimes(m, X, b.predict(X, raw_score=True) / 10)
+    # the first k iterations of a forest: import LightGBM's text for num_iteration=k
+    m3 = import_model(b.model_to_string(num_iteration=3))
+    close(m3.predict(X), b.predict(X, num_iteration=3))
+    # a partial iteration_range sums those iterations with the whole forest's weight 1/10
+    close(m.predict(X, output="raw", iteration_range=(0, 3)),
+          b.predict(X, raw_score=True, num_iteration=3) / 10)
+
+
 @pytest.mark.parametrize("params", [{"zero_as_missing": True}, {"use_missing": False}])
 def test_lightgbm_missing_modes(data, params):
     X, y = data

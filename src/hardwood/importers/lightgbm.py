@@ -10,6 +10,18 @@ LightGBM sends ``x <= threshold`` left in float64, as hardwood does. Missing val
 
 Categorical splits hold the categories that go left as a bitset; NaN, negative and unknown
 categories go right.
+
+Random forests (``boosting='rf'``, marked by the bare ``average_output`` line of the model
+text) predict the objective's transform of the *mean* of their iterations (per class).
+hardwood predicts the transform of a sum of leaves, so every leaf value is scaled by
+``1 / n_iter`` (``n_iter`` the number of iterations in the file, kept in
+``params['lightgbm_average_output']``): ``predict(X)`` equals LightGBM's ``predict(X)`` to
+rounding, and hardwood's raw margin is that mean. (LightGBM's ``raw_score=True`` on a forest
+gives the plain *sum* of the trees, ``n_iter`` times hardwood's raw margin.) An
+``iteration_range`` on such a model sums the chosen iterations with that same weight
+``1 / n_iter``, whereas LightGBM's ``num_iteration=k`` on a forest divides by ``k``; to get
+LightGBM's prediction for the first ``k`` iterations, import
+``booster.model_to_string(num_iteration=k)`` instead.
 """
 from __future__ import annotations
 
@@ -75,7 +87,11 @@ def _parse(text):
             except json.JSONDecodeError:
                 fail(LIB, "the pandas_categorical line is not valid JSON")
             continue
-        if cur is None or "=" not in line:
+        if cur is None or not line:
+            continue
+        if "=" not in line:
+            if cur is header:  # a bare flag such as ``average_output`` (random forests)
+                header[line] = ""
             continue
         k, v = line.split("=", 1)
         cur[k] = v
@@ -202,13 +218,20 @@ def import_lightgbm(obj):
             categories[j] = list(range(int(max_code[j])))
     info = feature_info(names, is_cat, categories)
     n_cats = info.n_categories
+    if len(parsed) % K:
+        fail(LIB, f"the model has {len(parsed)} trees, not a whole number of iterations of "
+                  f"num_tree_per_iteration={K} trees")
+    # random forests (boosting=rf) predict the mean of their iterations: scale every leaf by
+    # 1 / n_iter so that hardwood's sum of leaves is that mean (see the module docstring)
     average = "average_output" in header
     n_iter = len(parsed) // K
-    scale = 1.0 / n_iter if average and n_iter > 0 else 1.0
+    scale = 1.0 / n_iter if average else 1.0
     trees = [_convert_tree(p, ti, n_features, is_cat, n_cats, scale)
              for ti, p in enumerate(parsed)]
     groups = [ti % K for ti in range(len(trees))]
     params = {"imported_from": "lightgbm", "lightgbm_objective": " ".join(obj_line)}
+    if average:
+        params["lightgbm_average_output"] = n_iter
     return make_model(LIB, trees, groups, np.zeros(K), objective, K, info, params)
 
 

@@ -4,12 +4,13 @@ from .model.io import ModelFormatError, load_model as load
 from .model.model import Model
 from .importers import import_model
 from .predict.dispatch import compile
+from .train.booster import Booster
 from .train.callback import EarlyStopping, TrainingCallback
 from .train.engine import train
 
 __version__ = "0.1.0"
 
-__all__ = ["Dataset", "Model", "ModelFormatError", "TrainingCallback", "EarlyStopping",
+__all__ = ["Booster", "Dataset", "Model", "ModelFormatError", "TrainingCallback", "EarlyStopping",
            "load", "train", "compile", "import_model", "GBDTRegressor", "GBDTClassifier", "RandomForestClassifier",
            "RandomForestRegressor", "__version__"]
 

@@ -1,0 +1,338 @@
+"""``hardwood.Booster``: the state of gradient boosting, one round at a time.
+
+A Booster holds what training needs between rounds: the objective, the margins of the training
+and validation rows, the trees so far, the grower and its backend. ``update()`` adds one round
+(one tree per output), ``eval()`` scores the validation sets, ``model()`` returns a snapshot.
+``hardwood.train`` is a short loop over it.
+
+Continued training (``init_model``) starts from a model's trees: their margins on the training
+rows are computed over the Dataset's bins, in the trees' order, so they are the floats that
+training them had left, and each round draws its random numbers from ``(random_state, round)``.
+Training 50 rounds, saving, and continuing 50 rounds therefore gives the model that 100 rounds
+give, bit for bit.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import numpy as np
+
+from .. import metrics as M
+from ..backends.base import make_backend
+from ..backends.cpu import fill_row_ids
+from ..data.dataset import Dataset
+from ..model.model import Model
+from ..model.tree import BinnedTree, mask_from_bitset
+from ..objectives import get_objective, objective_class
+from ..parallel import threads
+from .grower import Grower, GrowParams, Profile
+from .params import MAX_CLASSES, resolve_params
+
+
+class Booster:
+    """Gradient boosting's training state. ``update()`` grows one round, ``eval()`` returns
+    ``{set name: {metric: value}}`` for the current model, ``model()`` a snapshot (a
+    :class:`hardwood.Model` of its own, which later rounds do not change)."""
+
+    def __init__(self, params, train_set: Dataset, valid_sets=(), valid_names=(),
+                 init_model=None):
+        p = resolve_params(params)
+        if not isinstance(train_set, Dataset):
+            raise TypeError(f"train_set must be a hardwood.Dataset, got {type(train_set).__name__}")
+        if train_set.label is None:
+            raise ValueError("train_set has no labels (pass y= to hardwood.Dataset)")
+        if p["max_bin"] is not None and p["max_bin"] != train_set.max_bin:
+            raise ValueError(f"params max_bin={p['max_bin']} differs from the Dataset's max_bin="
+                             f"{train_set.max_bin}; build the Dataset with max_bin={p['max_bin']}")
+        self.valid_sets, self.valid_names = _check_valid_sets(train_set, valid_sets, valid_names)
+        init = _load_init_model(init_model)
+        y = train_set.label
+        n = train_set.n_rows
+        if init is not None and init.objective != objective_class(p["objective"]).name:
+            raise ValueError(f"init_model was trained with objective {init.objective!r}, but "
+                             f"params ask for {p['objective']!r}; continue with the same objective")
+        if objective_class(p["objective"]).task == "multiclass" and p["num_class"] is None:
+            p["num_class"] = init.n_outputs if init is not None else _classes_from_labels(y)
+        obj = get_objective(p["objective"], p)
+        p["objective"] = obj.name
+        obj.check_labels(y)
+        K = obj.n_outputs
+        # unit weights as a read-only stride-0 view (no n-sized array) for the Python-side
+        # uses; the gradient kernels take train_set.weight itself (None: a flag, so that
+        # their loops vectorise)
+        self.w = (train_set.weight if train_set.weight is not None
+                  else np.broadcast_to(np.float64(1.0), (n,)))
+        if init is not None:
+            _check_init_model(init, train_set, K)
+            base = np.array(init.base_score, dtype=np.float64)
+        elif p["base_score"] is None:
+            base = obj.base_score(y, self.w)
+        else:
+            base = obj.margin_from_user(p["base_score"])
+        if not np.all(np.isfinite(base)):
+            raise FloatingPointError(f"the base score (the labels' mean or median) is not "
+                                     f"finite: labels range from {float(y.min()):g} to "
+                                     f"{float(y.max()):g}; scale the labels")
+        self.metric_names = p["eval_metric"] or [obj.default_metric]
+        for m in self.metric_names:
+            M.get_metric(m)
+            M.check_metric_for_objective(m, obj.name)
+        if obj.task == "multiclass":  # a label >= num_class would index past the outputs
+            for v in self.valid_sets:
+                if v is not train_set:
+                    obj.check_labels(v.label)
+        self.params, self.obj, self.train_set, self.K, self.base = p, obj, train_set, K, base
+        self.profile = Profile()
+        self.trees, self.groups = [], []
+        self._all_rows = None  # the row ids of an unsampled tree, refilled for each tree
+        with threads(p["n_jobs"]):
+            self.backend = make_backend(p["backend"], train_set)
+            gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__})
+            self.grower = Grower(self.backend, train_set.bin_mapper, gp, self.profile, None)
+            self.pred = np.empty((K, n))
+            self.pred[:] = base[:, None]
+            self.g = np.empty((K, n), dtype=np.float32)
+            self.h = np.empty((K, n), dtype=np.float32)
+            self.valid_pred = []
+            for v in self.valid_sets:
+                vp = np.empty((K, v.n_rows))
+                vp[:] = base[:, None]
+                self.valid_pred.append(vp)
+            if init is not None:  # the margins training the init trees had left
+                for tree, k in zip(init.trees, init.tree_group):
+                    binned = bin_tree(tree, train_set)
+                    self.backend.predict_binned(train_set.bins_row, binned, self.pred[k])
+                    for v, vp in zip(self.valid_sets, self.valid_pred):
+                        if v is not train_set:
+                            self.backend.predict_binned(v.bins_row, binned, vp[k])
+                    self.trees.append(tree)
+                    self.groups.append(int(k))
+        self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
+        self.best_iteration = self.best_score = None
+
+    # -- one round ----------------------------------------------------------------------
+    def update(self):
+        """Grow one round: one tree per output, added to the model and to the margins."""
+        p, obj, K = self.params, self.obj, self.K
+        ts = self.train_set
+        n = ts.n_rows
+        with threads(p["n_jobs"]):
+            # each round's random numbers come from (seed, round): continued training draws
+            # what one long run would have drawn
+            rng = np.random.default_rng([p["random_state"], self.rounds])
+            self.grower.rng = rng
+            t0 = time.perf_counter()
+            obj.gradients(self.pred, ts.label, ts.weight, self.g, self.h)
+            t0 = self.profile.add("update", t0)
+            if p["subsample"] < 1.0:
+                rows = np.flatnonzero(rng.random(n) < p["subsample"]).astype(np.int32)
+                if rows.size == 0:
+                    rows = np.zeros(1, dtype=np.int32)
+            else:
+                if self._all_rows is None:
+                    self._all_rows = np.empty(n, dtype=np.int32)
+                fill_row_ids(self._all_rows)
+                rows = self._all_rows
+            sampled = rows.size < n
+            d = ts.n_features
+            if p["colsample_bytree"] < 1.0:
+                k = max(1, int(p["colsample_bytree"] * d))
+                tree_mask = np.zeros(d, dtype=np.bool_)
+                tree_mask[rng.choice(d, k, replace=False)] = True
+            else:
+                tree_mask = np.ones(d, dtype=np.bool_)
+            self.profile.add("other", t0)
+            for k in range(K):
+                tree_rows = rows if k == K - 1 else rows.copy()
+                tree, binned, (lb, le, leaves) = self.grower.grow(tree_rows, self.g[k],
+                                                                  self.h[k], tree_mask)
+                t0 = time.perf_counter()
+                if obj.refit_leaves:
+                    _refit_leaves(obj, tree, binned, tree_rows, lb, le, leaves, ts.label,
+                                  self.pred[k], self.w, p["learning_rate"])
+                if sampled:
+                    self.backend.predict_binned(ts.bins_row, binned, self.pred[k])
+                else:
+                    self.backend.add_leaf_values(tree_rows, lb, le, binned.value[leaves],
+                                                 self.pred[k])
+                for v, vp in zip(self.valid_sets, self.valid_pred):
+                    if v is not ts:
+                        self.backend.predict_binned(v.bins_row, binned, vp[k])
+                self.profile.add("update", t0)
+                if not np.all(np.isfinite(tree.value)):
+                    raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p))
+                self.trees.append(tree)
+                self.groups.append(k)
+        self.rounds += 1
+
+    def eval(self):
+        """``{set name: {metric: value}}`` of the current model on the validation sets."""
+        t0 = time.perf_counter()
+        out = {}
+        for v, vp, name in zip(self.valid_sets, self.valid_pred, self.valid_names):
+            margin = (self.pred if v is self.train_set else vp).T
+            pred = self.obj.transform(margin)
+            vw = v.weight if v.weight is not None else np.ones(v.n_rows)
+            out[name] = {m: M.get_metric(m)(v.label, pred, vw) for m in self.metric_names}
+        self.profile.add("other", t0)
+        return out
+
+    def model(self, evals_result=None) -> Model:
+        """A snapshot of the model so far: a Model of its own (its tree list is a copy, so
+        later rounds, and the caches of this snapshot, never mix)."""
+        m = Model(list(self.trees), np.asarray(self.groups, dtype=np.int32), self.base,
+                  self.obj.name, self.K, self.train_set.info, params=self.params,
+                  evals_result=evals_result)
+        if self.best_iteration is not None:
+            m.best_iteration, m.best_score = self.best_iteration, self.best_score
+        return m
+
+    def training_profile(self, total):
+        prof = dict(self.profile.seconds)
+        prof["total"] = total
+        prof["other"] = max(0.0, total - sum(v for k, v in prof.items()
+                                             if k not in ("other", "total")))
+        return prof
+
+
+# -- init_model ---------------------------------------------------------------------------
+def _load_init_model(init_model):
+    if init_model is None:
+        return None
+    if isinstance(init_model, Model):
+        return init_model
+    if isinstance(init_model, (str, os.PathLike)):
+        from ..model.io import load_model
+        return load_model(init_model)
+    raise TypeError(f"init_model must be a hardwood.Model or the path of a saved model, got "
+                    f"{type(init_model).__name__}")
+
+
+def _check_init_model(init, train_set, K):
+    info = train_set.info
+    if init.n_outputs != K:
+        raise ValueError(f"init_model has {init.n_outputs} outputs, but this training has {K}")
+    if list(init.info.names) != list(info.names):
+        raise ValueError(f"init_model's features {list(init.info.names)[:8]} differ from the "
+                         f"Dataset's {list(info.names)[:8]}")
+    for j in np.flatnonzero(np.asarray(info.is_categorical) | init.info.is_categorical):
+        if (bool(init.info.is_categorical[j]) != bool(info.is_categorical[j])
+                or list(init.info.categories[j] or []) != list(info.categories[j] or [])):
+            raise ValueError(f"init_model's categories of feature {info.names[j]!r} differ from "
+                             "the Dataset's; build the Dataset from the data the model was "
+                             "trained on")
+
+
+def bin_tree(tree, train_set) -> BinnedTree:
+    """``tree`` (raw thresholds) over ``train_set``'s bins, exactly: each bin of a split's
+    feature must lie wholly on one side of the split (a model trained on these bins always
+    does). A split inside a bin would need the raw values, which a Dataset does not keep."""
+    bm = train_set.bin_mapper
+    n = tree.feature.shape[0]
+    table_offset = np.zeros(n, dtype=np.int64)
+    tables = []
+    pos = 0
+    for i in np.flatnonzero(tree.feature >= 0):
+        f = int(tree.feature[i])
+        nv = int(bm.n_value_bins[f])
+        tbl = np.zeros(nv + 1, dtype=np.uint8)
+        if tree.is_categorical[i]:
+            n_cat = len(train_set.info.categories[f] or [])
+            left = mask_from_bitset(tree.cat_bitsets[int(tree.cat_offset[i]):], n_cat)
+            bins = bm.category_bins(f)
+            for b in range(nv):
+                side = np.unique(left[bins == b])
+                if side.size > 1:
+                    raise ValueError(f"init_model: a split on feature {f} separates categories "
+                                     "that share a bin of this Dataset")
+                tbl[b] = bool(side[0]) if side.size else False
+        else:
+            edges = np.asarray(bm.upper_edges[f], dtype=np.float64)
+            t = float(tree.threshold[i])
+            # bin b holds (edges[b-1], edges[b]]: left when edges[b] <= t, right when
+            # edges[b-1] >= t; the last bin is unbounded above
+            lower = np.concatenate([[-np.inf], edges[:-1]])
+            left_bins = edges <= t
+            right_bins = lower >= t
+            if not np.all(left_bins | right_bins):
+                b = int(np.flatnonzero(~(left_bins | right_bins))[0])
+                raise ValueError(f"init_model splits feature {f} at {t!r}, inside a bin of this "
+                                 f"Dataset ({lower[b]!r}, {edges[b]!r}]; build the Dataset from "
+                                 "the data the model was trained on (or with reference=)")
+            tbl[:nv] = left_bins[:nv]
+        tbl[nv] = bool(tree.default_left[i])
+        table_offset[i] = pos
+        pos += tbl.size
+        tables.append(tbl)
+    return BinnedTree(feature=tree.feature.astype(np.int64), table_offset=table_offset,
+                      table=np.concatenate(tables) if tables else np.zeros(1, dtype=np.uint8),
+                      left=tree.left.astype(np.int64), right=tree.right.astype(np.int64),
+                      value=np.asarray(tree.value, dtype=np.float64))
+
+
+# -- checks and messages ------------------------------------------------------------------
+def _check_valid_sets(train_set, valid_sets, valid_names):
+    if isinstance(valid_sets, Dataset):
+        valid_sets = [valid_sets]
+    valid_sets = list(valid_sets or [])
+    if isinstance(valid_names, str):
+        valid_names = [valid_names]
+    valid_names = list(valid_names or [])
+    if valid_names and len(valid_names) != len(valid_sets):
+        raise ValueError(f"valid_names has {len(valid_names)} names for {len(valid_sets)} valid_sets")
+    if not valid_names:
+        valid_names = ["train" if v is train_set else f"valid_{i}" for i, v in enumerate(valid_sets)]
+    for v, name in zip(valid_sets, valid_names):
+        if not isinstance(v, Dataset):
+            raise TypeError(f"valid set {name!r} must be a hardwood.Dataset")
+        if v.label is None:
+            raise ValueError(f"valid set {name!r} has no labels")
+        if v is not train_set and v.bin_mapper is not train_set.bin_mapper:
+            if v.n_features != train_set.n_features or v.feature_names != train_set.feature_names:
+                raise ValueError(f"valid set {name!r} has different columns from the training "
+                                 f"set ({v.n_features} vs {train_set.n_features} features)")
+            raise ValueError(f"valid set {name!r} was binned on its own; build it with "
+                             "hardwood.Dataset(X, y, reference=train_set)")
+    return valid_sets, valid_names
+
+
+def _classes_from_labels(y):
+    """The class count of multiclass labels given without ``num_class``: the labels must be
+    the codes 0..K-1, every one of them present (a gap or a huge label is a mistake far more
+    often than a class with no rows; pass ``num_class`` for that)."""
+    if np.any(y != np.floor(y)) or np.any(y < 0):
+        raise ValueError("multi:softprob needs integer labels 0..num_class-1; use "
+                         "GBDTClassifier to encode arbitrary labels")
+    top = float(y.max())
+    if top >= MAX_CLASSES:
+        raise ValueError(f"multi:softprob labels must be the class codes 0..K-1; the largest "
+                         f"label is {top:g} (at most {MAX_CLASSES} classes)")
+    present = np.unique(y)
+    K = int(top) + 1
+    if present.size != K and present.size > 1:  # one class: the objective says so
+        absent = np.setdiff1d(np.arange(K), present)
+        raise ValueError(f"multi:softprob labels must be the class codes 0..K-1, each present: "
+                         f"the labels run to {K - 1} but {absent.size} codes are absent (e.g. "
+                         f"{absent[:5].tolist()}). Encode the labels as 0..K-1 (GBDTClassifier "
+                         "does it), or pass num_class if some classes truly have no rows")
+    return max(K, 2)
+
+
+def _non_finite_message(it, k, y, p):
+    return (f"training diverged: round {it} (output {k}) produced a non-finite leaf value "
+            f"(labels range from {float(y.min()):g} to {float(y.max()):g}; gradients are float32, "
+            f"so labels beyond about 1e38, or a learning_rate of {p['learning_rate']:g}, can "
+            "overflow). Scale the labels or lower learning_rate; no model was returned")
+
+
+def _refit_leaves(obj, tree, binned, rows, lb, le, leaves, y, pred_k, w, lr):
+    """Leaf value = learning_rate x objective's optimum over the leaf's residuals
+    (the weighted median for reg:absoluteerror)."""
+    for b, e, leaf in zip(lb, le, leaves):
+        r = rows[b:e]
+        if r.size == 0:
+            continue
+        v = lr * obj.leaf_value(y[r] - pred_k[r], w[r])
+        tree.value[leaf] = v
+        binned.value[leaf] = v

@@ -298,6 +298,8 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
                 left_small = (end[l] - begin[l]) <= (end[r] - begin[r])
                 sm = l if left_small else r
                 bg = r if left_small else l
+                if n_free == 0:  # Numba checks no bounds: never take a slot that is not there
+                    raise RuntimeError("grow_tree: the histogram pool is too small")
                 n_free -= 1
                 slot[sm] = free[n_free]
                 slot[bg] = slot[i]

@@ -21,6 +21,7 @@ import numpy as np
 from .. import metrics as M
 from ..backends.base import make_backend
 from ..backends.cpu import fill_row_ids
+from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
@@ -88,8 +89,14 @@ class Booster:
         self._all_rows = None  # the row ids of an unsampled tree, refilled for each tree
         with threads(p["n_jobs"]):
             self.backend = make_backend(p["backend"], train_set)
+            pages = p["pages"]
+            if pages is None or isinstance(pages, (int, np.integer)):
+                self.pages = RowPages.even(self.backend, n, 1 if pages is None else pages)
+            else:
+                self.pages = RowPages(self.backend, n, pages)
             gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__})
-            self.grower = Grower(self.backend, train_set.bin_mapper, gp, self.profile, None)
+            self.grower = Grower(self.backend, self.pages, train_set.bin_mapper, gp,
+                                 self.profile, None)
             self.pred = np.empty((K, n))
             self.pred[:] = base[:, None]
             self.g = np.empty((K, n), dtype=np.float32)
@@ -145,17 +152,17 @@ class Booster:
             self.profile.add("other", t0)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
-                tree, binned, (lb, le, leaves) = self.grower.grow(tree_rows, self.g[k],
-                                                                  self.h[k], tree_mask)
+                tree, binned, leaves = self.grower.grow(tree_rows, self.g[k], self.h[k],
+                                                        tree_mask)
                 t0 = time.perf_counter()
+                leaf_ids = np.flatnonzero(binned.feature < 0)
                 if obj.refit_leaves:
-                    _refit_leaves(obj, tree, binned, tree_rows, lb, le, leaves, ts.label,
-                                  self.pred[k], self.w, p["learning_rate"])
+                    _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
+                                  self.w, p["learning_rate"])
                 if sampled:
                     self.backend.predict_binned(ts.bins_row, binned, self.pred[k])
                 else:
-                    self.backend.add_leaf_values(tree_rows, lb, le, binned.value[leaves],
-                                                 self.pred[k])
+                    leaves.add(binned.value[leaf_ids], self.pred[k])
                 for v, vp in zip(self.valid_sets, self.valid_pred):
                     if v is not ts:
                         self.backend.predict_binned(v.bins_row, binned, vp[k])
@@ -326,11 +333,11 @@ def _non_finite_message(it, k, y, p):
             "overflow). Scale the labels or lower learning_rate; no model was returned")
 
 
-def _refit_leaves(obj, tree, binned, rows, lb, le, leaves, y, pred_k, w, lr):
+def _refit_leaves(obj, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):
     """Leaf value = learning_rate x objective's optimum over the leaf's residuals
     (the weighted median for reg:absoluteerror)."""
-    for b, e, leaf in zip(lb, le, leaves):
-        r = rows[b:e]
+    for i, leaf in enumerate(leaf_ids):
+        r = leaves.rows(i)
         if r.size == 0:
             continue
         v = lr * obj.leaf_value(y[r] - pred_k[r], w[r])

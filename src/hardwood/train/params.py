@@ -30,6 +30,7 @@ DEFAULTS = {
     "verbose": False,
     "device": "cpu",
     "backend": None,  # internal: 'cpu' or 'reference' (the naive twins)
+    "pages": None,  # internal: the in-core rows cut into pages (a count, or row-id cuts)
 }
 
 ALIASES = {
@@ -130,6 +131,8 @@ def resolve_params(params) -> dict:
         p["backend"] = "cpu"
     if p["backend"] not in ("cpu", "reference"):
         raise ValueError(f"backend must be 'cpu' or 'reference', got {p['backend']!r}")
+    if p["pages"] is not None and not isinstance(p["pages"], (list, tuple)):
+        _num(p, "pages", 1, integer=True)
     if isinstance(p["eval_metric"], str):
         p["eval_metric"] = [p["eval_metric"]]
     elif p["eval_metric"] is not None:

@@ -1,0 +1,261 @@
+"""The tree learner: one tree grown over pages (DESIGN.md, "One learner over pages").
+
+The learner runs the host side of the step pipeline and asks its pages (``backends/pages.py``)
+for the row work:
+
+    for each level (depthwise) or leaf (lossguide):
+        pages: ① partial histograms of the smaller children, summed in page order
+        host:  ② best split per node (train/split.py), the larger child's histogram by
+               subtraction, the choice of the nodes to split
+        pages: ③ partition each node's rows into its children
+    pages: ⑤ leaf values added to the predictions (the Booster calls it)
+
+It numbers nodes, draws ``colsample_bynode``'s features (``NodeKeys``) and breaks ties as the
+fused one-call CPU grower (``backends/cpu_grower.py``) does, so that on one in-core page the two
+build the same trees, bit for bit.
+"""
+from __future__ import annotations
+
+import heapq
+import time
+
+import numpy as np
+
+from ..backends.cpu_grower import _node_masks
+from .split import RT_EPS, categorical_left_set, find_best_splits
+
+
+class NodeKeys:
+    """``colsample_bynode``'s random keys: row ``i`` ranks the features for node ``i``, which
+    splits on the ``k`` available features of smallest key. With a node capacity (bounded
+    trees) all rows are drawn at once, as the fused grower draws them; without one, rows are
+    drawn as nodes appear, from the same stream."""
+
+    def __init__(self, rng, d, k, tree_mask, cap=None):
+        self.k = int(k)
+        self.tree_mask = tree_mask
+        self.all = self.k >= int(tree_mask.sum())
+        self.rng, self.d = rng, d
+        if self.all:
+            self.keys = np.zeros((1, d))
+        elif cap is not None:
+            self.keys = rng.random((cap, d))
+        else:
+            self.keys = np.zeros((0, d))
+
+    def masks(self, ids):
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.all:
+            return np.repeat(self.tree_mask[None, :], ids.size, axis=0)
+        need = int(ids.max()) + 1
+        if need > self.keys.shape[0]:
+            self.keys = np.concatenate([self.keys, self.rng.random((need - self.keys.shape[0],
+                                                                    self.d))])
+        return _node_masks(ids, self.tree_mask, self.keys, self.k)
+
+
+class _Nodes:
+    """Growing node arrays of one tree, with each node's gradient sums and row count."""
+
+    def __init__(self):
+        self.feature, self.code, self.left, self.right = [], [], [], []
+        self.default_left, self.gain = [], []
+        self.count, self.G, self.H, self.depth = [], [], [], []
+        self.cat_mask = []
+
+    def add(self, count, G, H, depth):
+        for lst, v in ((self.feature, -1), (self.code, 0), (self.left, -1), (self.right, -1),
+                       (self.default_left, False), (self.gain, 0.0), (self.count, count),
+                       (self.G, G), (self.H, H), (self.depth, depth), (self.cat_mask, None)):
+            lst.append(v)
+        return len(self.feature) - 1
+
+
+class PageLeaves:
+    """What a tree grown over pages leaves behind: its leaves' rows, in the pages."""
+
+    def __init__(self, pages, leaves):
+        self.pages, self.leaves = pages, leaves
+
+    def add(self, values, pred):
+        """⑤ ``pred[rows of leaf i] += values[i]``."""
+        self.pages.add_leaf_values(self.leaves, values, pred)
+
+    def rows(self, i):
+        return self.pages.leaf_rows(int(self.leaves[i]))
+
+
+class TreeLearner:
+    """Grows one tree at a time over ``pages`` (see ``backends/pages.py``)."""
+
+    def __init__(self, pages, grower):
+        self.pages = pages
+        self.gw = grower  # the Grower: parameters, field layout, profile, tree output
+
+    def grow(self, rows, g, h, tree_mask, keys):
+        """One tree over ``rows`` (ascending global row ids). Returns (Tree, BinnedTree,
+        PageLeaves)."""
+        gw, pages = self.gw, self.pages
+        nodes = _Nodes()
+        n = pages.start(rows)
+        t0 = time.perf_counter()
+        root_hist = pages.histograms([0], g, h)
+        gw.profile.add("histogram", t0)
+        off0, off1 = int(gw.bm.offsets[0]), int(gw.bm.offsets[1])
+        G = float(root_hist[0, off0:off1, 0].sum())
+        H = float(root_hist[0, off0:off1, 1].sum())
+        nodes.add(n, G, H, 0)
+        if gw.p.grow_policy == "lossguide":
+            self._lossguide(nodes, g, h, keys, root_hist[0])
+        else:
+            self._depthwise(nodes, g, h, keys, root_hist[0])
+        tree, binned, (_, _, leaves) = gw.finish_arrays(*self._arrays(nodes))
+        return tree, binned, PageLeaves(pages, leaves)
+
+    # -- ② and ③ ------------------------------------------------------------------------
+    def _find(self, hists, ids, nodes, keys):
+        gw = self.gw
+        p = gw.p
+        t0 = time.perf_counter()
+        res = find_best_splits(hists, np.asarray([nodes.G[i] for i in ids], dtype=np.float64),
+                               np.asarray([nodes.H[i] for i in ids], dtype=np.float64),
+                               keys.masks(ids), gw.offsets, gw.n_value_bins, gw.is_cat,
+                               float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
+                               int(p.max_cat_to_onehot), int(p.max_cat_threshold))
+        gw.profile.add("split", t0)
+        return res
+
+    def _left_table(self, hist, feature, code, default_left):
+        """(left table over the field's bins, categorical mask or None)."""
+        gw = self.gw
+        table = np.zeros(gw.max_field_bins, dtype=np.uint8)
+        nv = int(gw.n_value_bins[feature])
+        mask = None
+        if gw.is_cat[feature]:
+            mask = categorical_left_set(hist, int(gw.offsets[feature]), nv,
+                                        float(gw.p.reg_lambda), int(code))
+            table[:nv] = mask
+        else:
+            table[: int(code) + 1] = 1
+        table[nv] = 1 if default_left else 0
+        return table, mask
+
+    def _apply_splits(self, nodes, ids, hists, res_idx, res, g, h, need_hists):
+        """③ Partition the chosen nodes into new children and, where they may split again,
+        ① build the smaller child's histogram (the larger is the parent's minus it).
+        Returns (child ids, {child id: histogram})."""
+        gw, pages = self.gw, self.pages
+        gain, feat, code, dl, GL, HL = res
+        tables = np.zeros((len(ids), gw.max_field_bins), dtype=np.uint8)
+        for k, (nid, i) in enumerate(zip(ids, res_idx)):
+            tables[k], nodes.cat_mask[nid] = self._left_table(hists[i], int(feat[i]), code[i],
+                                                              bool(dl[i]))
+        lefts, rights = [], []
+        for nid, i in zip(ids, res_idx):
+            d = nodes.depth[nid] + 1
+            Gp, Hp = nodes.G[nid], nodes.H[nid]
+            lefts.append(nodes.add(0, float(GL[i]), float(HL[i]), d))
+            rights.append(nodes.add(0, Gp - float(GL[i]), Hp - float(HL[i]), d))
+            nodes.feature[nid], nodes.code[nid] = int(feat[i]), int(code[i])
+            nodes.default_left[nid], nodes.gain[nid] = bool(dl[i]), float(gain[i])
+            nodes.left[nid], nodes.right[nid] = lefts[-1], rights[-1]
+        t0 = time.perf_counter()
+        n_left, n_right = pages.partition(ids, feat[res_idx], tables, lefts, rights)
+        gw.profile.add("partition", t0)
+        children, small, small_of = [], [], []
+        for k, i in enumerate(res_idx):
+            lid, rid = lefts[k], rights[k]
+            nodes.count[lid], nodes.count[rid] = int(n_left[k]), int(n_right[k])
+            left_small = n_left[k] <= n_right[k]
+            small.append(lid if left_small else rid)
+            small_of.append((lid, rid, left_small, i))
+            children.extend([lid, rid])
+        if not need_hists:
+            return children, {}
+        t0 = time.perf_counter()
+        small_h = pages.histograms(small, g, h)
+        gw.profile.add("histogram", t0)
+        child_hists = {}
+        for k, (lid, rid, left_small, i) in enumerate(small_of):
+            other = hists[i] - small_h[k]
+            child_hists[lid], child_hists[rid] = ((small_h[k], other) if left_small
+                                                  else (other, small_h[k]))
+        return children, child_hists
+
+    # -- growth policies ------------------------------------------------------------------
+    def _depth_ok(self, depth):
+        return self.gw.p.max_depth <= 0 or depth < self.gw.p.max_depth
+
+    def _splits(self, gain):
+        return gain > max(self.gw.p.gamma, 0.0) and gain > RT_EPS
+
+    def _depthwise(self, nodes, g, h, keys, root_hist):
+        frontier = [0]
+        hists = {0: root_hist}
+        n_leaves = 1
+        max_leaves = self.gw.p.max_leaves if self.gw.p.max_leaves > 0 else np.inf
+        while frontier and self._depth_ok(nodes.depth[frontier[0]]) and n_leaves < max_leaves:
+            H = np.stack([hists[i] for i in frontier])
+            res = self._find(H, frontier, nodes, keys)
+            gain = res[0]
+            ok = [k for k in range(len(frontier)) if self._splits(gain[k])]
+            if np.isfinite(max_leaves):
+                ok.sort(key=lambda k: (-gain[k], k))
+                ok = sorted(ok[: int(max_leaves - n_leaves)])
+            if not ok:
+                break
+            ids = [frontier[k] for k in ok]
+            n_leaves += len(ok)
+            more = self._depth_ok(nodes.depth[ids[0]] + 1) and n_leaves < max_leaves
+            frontier, hists = self._apply_splits(nodes, ids, H, ok, res, g, h, more)
+
+    def _lossguide(self, nodes, g, h, keys, root_hist):
+        max_leaves = self.gw.p.max_leaves if self.gw.p.max_leaves > 0 else np.inf
+        hists = {0: root_hist}
+        heap = []
+
+        def push(ids):
+            ids = [i for i in ids if self._depth_ok(nodes.depth[i])]
+            if not ids:
+                return
+            res = self._find(np.stack([hists[i] for i in ids]), ids, nodes, keys)
+            for k, nid in enumerate(ids):
+                if self._splits(res[0][k]):
+                    single = tuple(np.asarray(a[k:k + 1]) for a in res)
+                    heapq.heappush(heap, (-float(res[0][k]), nid, single))
+
+        push([0])
+        n_leaves = 1
+        while heap and n_leaves < max_leaves:
+            _, nid, res = heapq.heappop(heap)
+            n_leaves += 1
+            more = self._depth_ok(nodes.depth[nid] + 1) and n_leaves < max_leaves
+            children, child_hists = self._apply_splits(nodes, [nid], hists[nid][None], [0], res,
+                                                       g, h, more)
+            del hists[nid]
+            if more:
+                hists.update(child_hists)
+                push(children)
+
+    # -- output -----------------------------------------------------------------------------
+    def _arrays(self, nodes):
+        """The node arrays ``Grower.finish_arrays`` takes (begin/end: row counts only)."""
+        gw = self.gw
+        n = len(nodes.feature)
+        tables = np.zeros((n, gw.max_field_bins), dtype=np.uint8)
+        for i in range(n):
+            f = nodes.feature[i]
+            if f < 0:
+                continue
+            nv = int(gw.n_value_bins[f])
+            if gw.is_cat[f]:
+                tables[i, :nv] = nodes.cat_mask[i]
+            else:
+                tables[i, : nodes.code[i] + 1] = 1
+            tables[i, nv] = 1 if nodes.default_left[i] else 0
+        count = np.asarray(nodes.count, dtype=np.int64)
+        return (np.asarray(nodes.feature, dtype=np.int64), np.asarray(nodes.code, dtype=np.int64),
+                np.asarray(nodes.default_left, dtype=bool), np.asarray(nodes.left, dtype=np.int64),
+                np.asarray(nodes.right, dtype=np.int64), np.zeros(n, dtype=np.int64), count,
+                np.asarray(nodes.G, dtype=np.float64), np.asarray(nodes.H, dtype=np.float64),
+                np.asarray(nodes.gain, dtype=np.float64), tables)

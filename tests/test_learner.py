@@ -1,0 +1,107 @@
+"""The tree learner over pages (issue 21): the fused one-call CPU grower and the learner build
+the same trees bit for bit, for every growth policy and sampling parameter; k pages (k = 1, 2,
+7, empty pages included) build the trees of one page."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import hardwood
+from hardwood.train import grower as grower_mod
+
+FIELDS = ("feature", "threshold", "left", "right", "default_left", "is_categorical",
+          "cat_bitsets")
+
+
+def _data(seed=0, n=3000):
+    rng = np.random.default_rng(seed)
+    X = pd.DataFrame(rng.normal(size=(n, 5)), columns=[f"x{j}" for j in range(5)])
+    X = X.mask(rng.random(X.shape) < 0.08)
+    X["c"] = pd.Categorical(rng.choice([f"k{i}" for i in range(9)], n))
+    z = (np.nan_to_num(X.x0.to_numpy()) - 0.7 * np.nan_to_num(X.x1.to_numpy())
+         + (X.c.cat.codes.to_numpy() % 3) + rng.normal(scale=0.4, size=n))
+    return X, z
+
+
+def _assert_same(a, b, exact=True):
+    assert len(a.trees) == len(b.trees)
+    for i, (s, t) in enumerate(zip(a.trees, b.trees)):
+        for name in FIELDS:
+            np.testing.assert_array_equal(getattr(s, name), getattr(t, name),
+                                          err_msg=f"tree {i} {name}")
+        for name in ("value", "cover", "gain"):
+            if exact:
+                np.testing.assert_array_equal(getattr(s, name), getattr(t, name),
+                                              err_msg=f"tree {i} {name}")
+            else:
+                np.testing.assert_allclose(getattr(s, name), getattr(t, name), rtol=1e-9,
+                                           atol=1e-9, err_msg=f"tree {i} {name}")
+
+
+SAMPLING = [{}, {"subsample": 0.7}, {"colsample_bytree": 0.6}, {"colsample_bynode": 0.5},
+            {"subsample": 0.8, "colsample_bytree": 0.8, "colsample_bynode": 0.6}]
+POLICIES = [{"max_depth": 5}, {"max_depth": 4, "max_leaves": 9},
+            {"grow_policy": "lossguide", "max_leaves": 15},
+            {"grow_policy": "lossguide", "max_leaves": 24, "max_depth": 4}]
+
+
+def _train(params, X, y, rounds=4, objective="reg:squarederror"):
+    if objective == "multi:softprob":
+        y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(float)
+    p = {"objective": objective, "random_state": 3, "max_cat_to_onehot": 2, **params}
+    return hardwood.train(p, hardwood.Dataset(X, y), num_boost_round=rounds)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("sampling", SAMPLING)
+def test_fused_grower_and_learner_build_the_same_trees(policy, sampling, monkeypatch):
+    X, y = _data()
+    fused = _train({**policy, **sampling}, X, y)
+    monkeypatch.setattr(grower_mod, "FUSED", False)
+    learner = _train({**policy, **sampling}, X, y)
+    _assert_same(fused, learner, exact=True)
+
+
+def test_fused_and_learner_multiclass(monkeypatch):
+    X, y = _data(1)
+    p = {"max_depth": 4, "colsample_bynode": 0.6, "subsample": 0.8}
+    fused = _train(p, X, y, objective="multi:softprob")
+    monkeypatch.setattr(grower_mod, "FUSED", False)
+    _assert_same(fused, _train(p, X, y, objective="multi:softprob"), exact=True)
+
+
+def _cuts(n, k):
+    if k == "empty":  # seven pages, two of them empty
+        return [0, 0, 400, 400, 1100, 2000, 2999, n]
+    return k
+
+
+@pytest.mark.parametrize("backend", ["cpu", "reference"])
+@pytest.mark.parametrize("pages", [2, 7, "empty"])
+@pytest.mark.parametrize("policy", [{"max_depth": 4, "colsample_bynode": 0.7},
+                                    {"grow_policy": "lossguide", "max_leaves": 12,
+                                     "subsample": 0.8},
+                                    {"grow_policy": "lossguide", "max_depth": 5}])
+def test_pages_build_the_trees_of_one_page(backend, pages, policy):
+    X, y = _data(2, n=3000 if backend == "cpu" else 800)
+    n = len(y)
+    if backend == "reference" and pages == "empty":
+        pages = [0, 0, 100, 100, 300, 500, 799, n]
+    rounds = 3 if backend == "cpu" else 2
+    one = _train({**policy, "backend": backend, "pages": 1}, X, y, rounds)
+    many = _train({**policy, "backend": backend, "pages": _cuts(n, pages)}, X, y, rounds)
+    _assert_same(one, many, exact=False)
+    np.testing.assert_allclose(one.predict(X), many.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_refit_leaves_over_pages():
+    X, y = _data(3, n=1500)
+    p = {"objective": "reg:absoluteerror", "max_depth": 3}
+    one = _train(p, X, y, objective="reg:absoluteerror")
+    many = _train({**p, "pages": [0, 0, 700, 1500]}, X, y, objective="reg:absoluteerror")
+    _assert_same(one, many, exact=False)
+
+
+def test_bad_page_cuts_are_refused():
+    X, y = _data(4, n=200)
+    with pytest.raises(ValueError, match="page cuts"):
+        _train({"pages": [0, 300, 100]}, X, y, 1)

@@ -154,7 +154,8 @@ def test_pred_blocks_with_and_without_nan(runtime):
 def test_rows_read_in_place_or_copied(models, monkeypatch, name, direct, walk):
     """Both ways of reading a block's rows (the transposed copy of the used features, or the
     rows in place for short walks) give the naive walk's output, padded and unpadded."""
-    monkeypatch.setattr(dispatch, "DIRECT_FACTOR", 10 ** 9 if direct else 0)
+    from hardwood.predict import pred_runtime
+    monkeypatch.setattr(pred_runtime, "DIRECT_FACTOR", 10 ** 9 if direct else 0)
     monkeypatch.setattr(dispatch.PredRuntime, "_walk", walk)
     m, X = models[name]
     c = hardwood.compile(m, "vpred", v=4)

@@ -1,12 +1,12 @@
-"""CUDA predictor: a numba-cuda kernel, one thread per row, walking the Struct+ layout (as
-flat arrays). Without a GPU it raises a clear error, unless the CUDA simulator is on
-(``NUMBA_ENABLE_CUDASIM=1``), where the tests run it on tiny inputs."""
+"""CUDA predictor kernels: one thread per row, walking the Struct+ layout (as flat arrays); the
+runtime is ``cuda_runtime.CudaRuntime``. Without a GPU :func:`_kernels` raises a clear error,
+unless the CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``), where the tests run it on tiny
+inputs."""
 from __future__ import annotations
 
 import numpy as np
 
 from . import struct as _struct
-from .dispatch import CompiledModel
 
 try:  # a module global, so that the CUDA simulator can swap it in the kernels' globals
     from numba import cuda
@@ -71,37 +71,3 @@ def _kernels():
 
     _KERNELS = (cuda, raw, leaf)
     return _KERNELS
-
-
-class CudaRuntime(CompiledModel):
-    runtime = "cuda"
-    threads = 128
-
-    def _build(self):
-        cuda, self._kraw, self._kleaf = _kernels()
-        nodes, catoff, bits, roots = _struct.build(self.model.trees, self.t0, self.t1, True)
-        self._d = [cuda.to_device(np.ascontiguousarray(a)) for a in
-                   (nodes["thr"], nodes["feat"], nodes["left"], catoff, bits, self.ncat)]
-        self._roots = cuda.to_device(roots)
-        self._groups = cuda.to_device(
-            np.ascontiguousarray(self.model.tree_group[self.t0:self.t1], np.int64))
-        self._cuda = cuda
-
-    def _warm(self):
-        pass
-
-    def _blocks(self, n):
-        return (n + self.threads - 1) // self.threads
-
-    def _raw(self, X, out):
-        cuda = self._cuda
-        dX, dout = cuda.to_device(X), cuda.to_device(out)
-        self._kraw[self._blocks(X.shape[0]), self.threads](dX, *self._d, self._roots,
-                                                           self._groups, dout)
-        out[:] = dout.copy_to_host()
-
-    def _leaf(self, X, lout):
-        cuda = self._cuda
-        dX, dl = cuda.to_device(X), cuda.to_device(lout)
-        self._kleaf[self._blocks(X.shape[0]), self.threads](dX, *self._d, self._roots, dl)
-        lout[:] = dl.copy_to_host()

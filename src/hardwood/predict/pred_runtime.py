@@ -1,0 +1,147 @@
+"""``pred`` and ``vpred``: the padded, branch-free walk of ``predict.pred`` (rows in ``v``
+interleaved lanes), and for deep or unbalanced trees the unpadded walk of ``predict.vwalk``."""
+from __future__ import annotations
+
+import numpy as np
+
+from . import pred as _pred
+from . import vwalk as _vwalk
+from .base import SERIAL_ROWS, CompiledModel, register
+
+# vpred's v by (feature count, padded depth), from benchmarks/predict_synthetic.py
+# (see benchmarks/README.md, "Prediction"): rows of feature-count buckets, columns of depth.
+V_TABLE_FEATURES = (64, 256)  # <= 64, <= 256, more
+V_TABLE = {0: {3: 8, 5: 16, 7: 16, 9: 16, 11: 16},
+           1: {3: 8, 5: 8, 7: 8, 9: 8, 11: 8},
+           2: {3: 8, 5: 8, 7: 8, 9: 8, 11: 8}}
+
+# a tree takes vwalk's unpadded walk rather than padding when it is deeper than pred can pad,
+# or when padding would multiply its leaves by more than WALK_PAD_FACTOR (benchmarks/README.md)
+WALK_PAD_FACTOR = 8
+DIRECT_FACTOR = 4  # see PredRuntime._build (benchmarks/README.md: the synthetic study)
+WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
+
+
+def tuned_v(n_features, depth):
+    b = 0 if n_features <= V_TABLE_FEATURES[0] else (1 if n_features <= V_TABLE_FEATURES[1] else 2)
+    row = V_TABLE[b]
+    key = min(row, key=lambda d: (abs(d - depth), d))
+    return row[key]
+
+
+def _walks(tree, d, rule):
+    """Whether ``tree`` (of depth ``d``) takes the unpadded walk."""
+    if rule in ("all", "none"):
+        return rule == "all"
+    if d > _pred.MAX_DEPTH:
+        return True
+    n_leaves = int(np.sum(tree.feature < 0))
+    return d > 3 and (1 << d) > WALK_PAD_FACTOR * n_leaves
+
+
+@register
+class PredRuntime(CompiledModel):
+    """``pred`` (v = 1) and, as :class:`VPredRuntime`, ``vpred`` (v > 1): trees padded to full
+    depth, a branch-free index update, ``v`` rows interleaved; deep or unbalanced trees take
+    the unpadded branch-free walk of ``predict.vwalk``."""
+
+    runtime = "pred"
+
+    def __init__(self, model, iteration_range=None, tree_range=None, v=1):
+        self.v = int(v)
+        if self.v not in (1, 2, 4, 8, 16, 32):
+            raise ValueError(f"v must be one of 1, 2, 4, 8, 16, 32, got {v!r}")
+        super().__init__(model, iteration_range, tree_range)
+
+    def _build(self):
+        trees = self.model.trees[self.t0:self.t1]
+        depths = [t.depth() for t in trees]
+        walks = [_walks(t, d, self._walk) for t, d in zip(trees, depths)]
+        if _pred.padded_size([d for d, w in zip(depths, walks) if not w]) > \
+                _pred.MAX_PADDED_NODES:
+            walks = [True] * len(trees)  # padding all the others would take too much memory
+        walked = [self.t0 + k for k, w in enumerate(walks) if w]
+        padded = [self.t0 + k for k, w in enumerate(walks) if not w]
+        layout = _pred.PredLayout(self.model.trees, self.model.tree_group, self.t0, self.t1,
+                                  pad=self._pad, sel=padded)
+        self.layout = layout
+        self.cat = layout.has_cat
+        # the features the splits use: a block of rows with no NaN in them takes the walk
+        # without the default-direction test, and only they are copied into a block's
+        # transposed rows (a node stores its feature's place among them, times v)
+        used = [t.feature[t.feature >= 0] for t in trees]
+        self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
+        position = np.zeros(self.n_features, np.int64)
+        position[self.used] = np.arange(self.used.size)
+        self.passes = []
+        for g in layout.groups:
+            v = self.v if self.v else tuned_v(self.n_features, g["D"])
+            g["v"] = v
+            # unsigned: no negative-index fix-up
+            g["featu"] = (position[g["feat"]] * v).astype(_pred._feat_dtype(self.used.size * v))
+            self.passes.append((_pred.kernels(v, self.cat), (g["D"], g["featu"], g["thr32"],
+                                g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
+                                g["leafval"], g["leafid"])))
+        self.walked = len(walked)
+        if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
+            v = self.v if self.v else WALK_V
+            self.walk_v = v
+            w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, v,
+                                  _pred._feat_dtype(self.used.size * v), position)
+            a = w.arrays
+            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat), (
+                a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
+                a["info"], a["leafval"], a["leafid"])))
+        # rows read in place (no NaN scan, no block copy) when the walk is short next to the
+        # used-feature count: both cost about one step per used feature and row
+        self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
+        self.const = layout.const_trees
+        self.one_row_reason = (f"{len(walked)} trees take the unpadded walk" if walked else
+                               _pred.one_row_unsupported_reason(self.model.trees, self.t0,
+                                                                self.t1))
+        if self.one_row_reason is None:
+            self.one_row = _pred.OneRowLayout(layout, self.t1 - self.t0, self.n_outputs,
+                                              self.n_features, self.base, self.ncat)
+            self._bind_one_row(self.one_row.kernel, self.one_row.blob)
+
+    # which trees take the unpadded walk: "auto" (see _walks), "all" or "none"
+    _walk = "auto"
+    block = _pred.BLOCK_ROWS  # rows per block (16-256 measured within noise of each other)
+    _pad = "auto"
+
+    def _go(self, X, out, lout, want_leaf):
+        n = X.shape[0]
+        f32 = X.dtype == np.float32
+        for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
+                  leafid) in self.passes:
+            args = (self.block, self.used, self.direct, first, feat, thr32 if f32 else thr64,
+                    flags, catoff, bits, self.ncat, info, leafval, leafid, out, lout, want_leaf)
+            if n < SERIAL_ROWS:
+                mod.run_serial(X, *args)
+            else:
+                mod.run_parallel(X, *args)
+        for grp, col, val in self.const:
+            if want_leaf:
+                lout[:, col] = 0
+            else:
+                out[:, grp] += val
+
+    def _raw(self, X, out):
+        self._go(X, out, self._no_lout, False)
+
+    def _leaf(self, X, lout):
+        self._go(X, self._no_out, lout, True)
+
+
+@register
+class VPredRuntime(PredRuntime):
+    """``vpred``: ``pred`` with ``v`` rows interleaved (``v`` tuned per feature count and
+    depth: :func:`tuned_v`, or given)."""
+
+    runtime = "vpred"
+
+    def __init__(self, model, iteration_range=None, tree_range=None, v=None):
+        self.v = 0 if v is None else int(v)
+        if self.v not in (0, 1, 2, 4, 8, 16, 32):
+            raise ValueError(f"v must be None (tuned) or one of 1, 2, 4, 8, 16, 32, got {v!r}")
+        CompiledModel.__init__(self, model, iteration_range, tree_range)

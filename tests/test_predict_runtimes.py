@@ -533,3 +533,25 @@ def test_cuda_runtime_under_simulator():
     r = subprocess.run([sys.executable, "-c", _CUDA_SCRIPT], env=env, capture_output=True,
                        text=True, timeout=300)
     assert "CUDA-OK" in r.stdout, r.stdout + r.stderr
+
+
+def test_tree_shape_kernels_equal_the_python_loops(models):
+    """predict.treeshape's compiled depth and breadth-first order equal Tree.node_depths and
+    the breadth-first loop they replace in the layouts."""
+    from hardwood.predict import treeshape
+
+    def bfs(t):
+        order, k = [0], 0
+        while k < len(order):
+            i = order[k]
+            k += 1
+            if t.feature[i] >= 0:
+                order += [int(t.left[i]), int(t.right[i])]
+        return order
+
+    trees = [t for name in ("reg", "multi", "cat", "random") for t in models[name][0].trees]
+    trees += _random_model(5, n_trees=20, depth=9)[0].trees
+    for t in trees:
+        np.testing.assert_array_equal(treeshape.node_depths(t), t.node_depths())
+        assert treeshape.depth(t) == t.depth()
+        np.testing.assert_array_equal(treeshape.breadth_first(t), bfs(t))

@@ -12,6 +12,7 @@ import numpy as np
 from . import quickscorer as _qs
 from .base import CompiledModel, make, register
 from .pred_runtime import _walks
+from .treeshape import node_depths
 
 
 @register
@@ -81,7 +82,7 @@ class ModelShape:
     def of(cls, trees):
         padded = walked = walked_paths = paths = 0.0
         for t in trees:
-            depth_of = t.node_depths()
+            depth_of = node_depths(t)
             d = int(depth_of.max())
             path = _expected_path(t, depth_of)
             paths += path

@@ -10,13 +10,14 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import load_source
+from .treeshape import depth
 
 MAX_DEPTH = 200  # nested ifs deeper than this would strain the Python parser
 TREES_PER_CHUNK = 64
 
 
 def unsupported_reason(trees):
-    d = max((t.depth() for t in trees), default=0)
+    d = max((depth(t) for t in trees), default=0)
     if d > MAX_DEPTH:
         return f"a tree has depth {d}; codegen nests at most {MAX_DEPTH} ifs"
     return None

@@ -26,6 +26,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import load_source
+from .treeshape import depth
 
 MAX_DEPTH = 16  # deeper trees would be padded to more than 65k nodes each: they take
 # the unpadded walk (predict.vwalk) instead
@@ -45,7 +46,7 @@ class PredLayout:
         the deepest; one pass) or 'auto' ('max' unless it adds over 25% more steps).
         sel: the trees to lay out (default all of t0 .. t1-1)."""
         sel = list(range(t0, t1)) if sel is None else list(sel)
-        own = {t: trees[t].depth() for t in sel}
+        own = {t: depth(trees[t]) for t in sel}
         dmax = max(own.values()) if own else 0
         if pad == "auto":
             steps = sum(own.values())
@@ -327,7 +328,7 @@ _HEADER_WORDS = 32
 
 
 def one_row_unsupported_reason(trees, t0, t1):
-    depths = [trees[t].depth() for t in range(t0, t1)]
+    depths = [depth(trees[t]) for t in range(t0, t1)]
     D = max(max(depths, default=0), 1)
     if D > ONE_ROW_MAX_DEPTH:
         return f"a tree has depth {D} (the one-row kernel stops at {ONE_ROW_MAX_DEPTH})"

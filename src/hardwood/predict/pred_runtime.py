@@ -7,6 +7,7 @@ import numpy as np
 from . import pred as _pred
 from . import vwalk as _vwalk
 from .base import SERIAL_ROWS, CompiledModel, register
+from . import treeshape
 
 # vpred's v by (feature count, padded depth), from benchmarks/predict_synthetic.py
 # (see benchmarks/README.md, "Prediction"): rows of feature-count buckets, columns of depth.
@@ -55,7 +56,7 @@ class PredRuntime(CompiledModel):
 
     def _build(self):
         trees = self.model.trees[self.t0:self.t1]
-        depths = [t.depth() for t in trees]
+        depths = [treeshape.depth(t) for t in trees]
         walks = [_walks(t, d, self._walk) for t, d in zip(trees, depths)]
         if _pred.padded_size([d for d, w in zip(depths, walks) if not w]) > \
                 _pred.MAX_PADDED_NODES:

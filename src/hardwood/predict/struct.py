@@ -15,6 +15,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
+from .treeshape import breadth_first
+
 NODE = np.dtype([("thr", np.float64), ("feat", np.int32), ("left", np.int32),
                  ("right", np.int32), ("flags", np.int32)], align=True)
 NODE_PLUS = np.dtype([("thr", np.float64), ("feat", np.int32), ("left", np.int32)], align=True)
@@ -25,16 +27,7 @@ BLOCK = 64
 
 
 def _tree_order(t, bfs):
-    if not bfs:
-        return np.arange(t.n_nodes)
-    order = [0]
-    k = 0
-    while k < len(order):
-        i = order[k]
-        k += 1
-        if t.feature[i] >= 0:
-            order += [int(t.left[i]), int(t.right[i])]
-    return np.asarray(order, dtype=np.int64)
+    return breadth_first(t) if bfs else np.arange(t.n_nodes)
 
 
 def build(trees, t0, t1, bfs):

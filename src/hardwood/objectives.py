@@ -1,5 +1,13 @@
-"""Objectives: gradients and hessians (step ⑤'s gradient update), base scores and the
-output transform. Margins and gradients are stored output-major: shape (n_outputs, n_rows)."""
+"""Objectives: the registry of every objective hardwood knows, and the gradients, hessians
+(step ⑤'s gradient update) and base scores of those it trains. Margins and gradients are stored
+output-major: shape (n_outputs, n_rows).
+
+The registry is ``OBJECTIVES`` (canonical name -> ``Objective`` subclass) and ``ALIASES``
+(training alias -> canonical name). Each class says what the other modules need to know of an
+objective: its name (also its name in model files), task, outputs, output transform and
+default metric; model files, the prediction runtimes, metrics, the CLI, the training
+parameters and the estimators read them here. Objectives of imported models that hardwood
+predicts but does not train (``trainable = False``) are registered too, without gradients."""
 from __future__ import annotations
 
 import math
@@ -8,6 +16,8 @@ import numpy as np
 from numba import njit, prange
 
 from .backends._intrinsics import exp_fast
+from .predict.transform import (ARGMAX, EXP, HINGE, IDENTITY, SIGMOID, SOFTMAX, SOFTPLUS,
+                                transform_inplace)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -92,10 +102,16 @@ def _weighted_median(values, weights):
 
 
 class Objective:
-    name = ""
-    task = "regression"  # or "binary", "multiclass": which estimators may train it
+    """A registered objective. The class attributes describe it; a trainable one implements
+    the methods below too (training makes an instance)."""
+    name = ""  # canonical name, also the name written in model files
+    task = "regression"  # or "binary", "multiclass", "ranking": which estimators may train it
+    # a model's outputs: "one"; "per_class" (two or more); "any" (one per class, even one class)
+    outputs = "one"
+    transform_code = IDENTITY  # the output transform (hardwood.predict.transform)
+    trainable = True  # False: an imported models' objective, predicted but not trained
+    default_metric = "rmse"  # None where not trainable
     n_outputs = 1
-    default_metric = "rmse"
     refit_leaves = False  # leaf values recomputed from residuals after growth
 
     def __init__(self, params):
@@ -160,14 +176,15 @@ class PseudoHuber(Objective):
 class BinaryLogistic(Objective):
     name = "binary:logistic"
     task = "binary"
+    transform_code = SIGMOID
     default_metric = "logloss"
 
     def check_labels(self, y):
         if np.any((y < 0) | (y > 1)):
-            raise ValueError("binary:logistic needs labels in [0, 1]; for other label values "
+            raise ValueError(f"{self.name} needs labels in [0, 1]; for other label values "
                              "use GBDTClassifier, which encodes them")
         if np.all(y == y[0]):
-            raise ValueError("binary:logistic needs both classes in the labels; found a single "
+            raise ValueError(f"{self.name} needs both classes in the labels; found a single "
                              f"class ({y[0]:g})")
 
     def base_score(self, y, w):
@@ -177,7 +194,7 @@ class BinaryLogistic(Objective):
     def margin_from_user(self, base_score):
         p = float(base_score)
         if not 0.0 < p < 1.0:
-            raise ValueError(f"base_score for binary:logistic is a probability in (0, 1), got {p}")
+            raise ValueError(f"base_score for {self.name} is a probability in (0, 1), got {p}")
         return np.array([math.log(p / (1 - p))])
 
     def gradients(self, pred, y, w, g, h):
@@ -187,6 +204,8 @@ class BinaryLogistic(Objective):
 class Softmax(Objective):
     name = "multi:softprob"
     task = "multiclass"
+    outputs = "per_class"
+    transform_code = SOFTMAX
     default_metric = "mlogloss"
 
     def __init__(self, params):
@@ -196,10 +215,11 @@ class Softmax(Objective):
     def check_labels(self, y):
         K = self.n_outputs
         if np.any(y != np.floor(y)) or np.any(y < 0) or np.any(y >= K):
-            raise ValueError(f"multi:softprob needs integer labels in [0, num_class={K}); use "
+            raise ValueError(f"{self.name} needs integer labels in [0, num_class={K}); use "
                              "GBDTClassifier to encode arbitrary labels")
         if np.all(y == y[0]):
-            raise ValueError(f"multi:softprob needs at least two classes; found a single class ({y[0]:g})")
+            raise ValueError(f"{self.name} needs at least two classes; found a single class "
+                             f"({y[0]:g})")
 
     def base_score(self, y, w):
         return np.zeros(self.n_outputs)
@@ -208,13 +228,42 @@ class Softmax(Objective):
         _grad_softmax(pred, y, *_weight_args(w), g, h)
 
 
-OBJECTIVES = {
-    "reg:squarederror": SquaredError,
-    "reg:absoluteerror": AbsoluteError,
-    "reg:pseudohubererror": PseudoHuber,
-    "binary:logistic": BinaryLogistic,
-    "multi:softprob": Softmax,
-}
+class PredictOnly(Objective):
+    """An objective of imported models (XGBoost, LightGBM, scikit-learn) that hardwood predicts
+    (its output transform) but does not train: no gradients, no default metric."""
+    trainable = False
+    default_metric = None
+
+    def __init__(self, params):
+        raise ValueError(f"hardwood cannot train objective {self.name!r}")
+
+
+def _predict_only(name, task, transform_code, outputs="one"):
+    return type(name, (PredictOnly,), {"name": name, "task": task, "outputs": outputs,
+                                      "transform_code": transform_code})
+
+
+OBJECTIVES = {o.name: o for o in (
+    SquaredError, AbsoluteError, PseudoHuber, BinaryLogistic, Softmax,
+    _predict_only("reg:squaredlogerror", "regression", IDENTITY),
+    _predict_only("reg:quantileerror", "regression", IDENTITY),
+    _predict_only("reg:logistic", "regression", SIGMOID),
+    _predict_only("count:poisson", "regression", EXP),
+    _predict_only("reg:gamma", "regression", EXP),
+    _predict_only("reg:tweedie", "regression", EXP),
+    _predict_only("cross_entropy_lambda", "regression", SOFTPLUS),
+    _predict_only("binary:logitraw", "binary", IDENTITY),
+    _predict_only("binary:hinge", "binary", HINGE),
+    _predict_only("multi:softmax", "multiclass", ARGMAX, "per_class"),
+    _predict_only("multiclassova", "multiclass", SIGMOID, "per_class"),
+    _predict_only("multi:proba", "multiclass", IDENTITY, "any"),  # forests' probabilities
+    _predict_only("rank:pairwise", "ranking", IDENTITY),
+    _predict_only("rank:ndcg", "ranking", IDENTITY),
+    _predict_only("rank:map", "ranking", IDENTITY),
+)}
+# Training aliases (XGBoost, LightGBM and scikit-learn names); model files hold canonical names
+# only. Training "multi:softmax" trains multi:softprob (the same trees; the model predicts
+# probabilities), while a model file of objective multi:softmax (XGBoost's) predicts the class.
 ALIASES = {
     "regression": "reg:squarederror", "squared_error": "reg:squarederror", "l2": "reg:squarederror",
     "reg:linear": "reg:squarederror", "mae": "reg:absoluteerror", "l1": "reg:absoluteerror",
@@ -222,14 +271,26 @@ ALIASES = {
     "binary": "binary:logistic", "multiclass": "multi:softprob", "softmax": "multi:softprob",
     "multi:softmax": "multi:softprob",
 }
+# what each task trains when no objective is given (training parameters, estimators)
+DEFAULT_OBJECTIVE = {o.task: o.name for o in (SquaredError, BinaryLogistic, Softmax)}
+
+
+def names(task=None, trainable=None):
+    """Canonical names of the registered objectives, optionally of one task, trainable or not."""
+    return [o.name for o in OBJECTIVES.values()
+            if task in (None, o.task) and trainable in (None, o.trainable)]
 
 
 def objective_class(name):
-    """The objective class of a name or alias (``type[Objective]``)."""
+    """The trainable objective class of a name or alias (``type[Objective]``)."""
     key = ALIASES.get(name, name) if isinstance(name, str) else None
     if key not in OBJECTIVES:
-        raise ValueError(f"unknown objective {name!r}; expected one of {sorted(OBJECTIVES)} "
-                         f"or an alias ({', '.join(sorted(ALIASES))})")
+        raise ValueError(f"unknown objective {name!r}; expected one of "
+                         f"{sorted(names(trainable=True))} or an alias "
+                         f"({', '.join(sorted(ALIASES))})")
+    if not OBJECTIVES[key].trainable:
+        raise ValueError(f"objective {name!r} is predicted for imported models but hardwood "
+                         f"cannot train it; expected one of {sorted(names(trainable=True))}")
     return OBJECTIVES[key]
 
 
@@ -237,24 +298,19 @@ def get_objective(name, params) -> Objective:
     return objective_class(name)(params)
 
 
+def transform_code(objective_name):
+    """The output transform code of a model's objective (its canonical name); the identity
+    for a name hardwood does not know (a Model built by hand; model files are checked)."""
+    o = OBJECTIVES.get(objective_name) if isinstance(objective_name, str) else None
+    return IDENTITY if o is None else o.transform_code
+
+
 def transform_margin(objective_name: str, margin: np.ndarray) -> np.ndarray:
-    """The output transform of a saved model's objective (no training state needed)."""
-    if objective_name == "binary:logistic":
-        return 1.0 / (1.0 + np.exp(-margin[:, 0]))
-    if objective_name == "multi:softprob":
-        m = margin - margin.max(axis=1, keepdims=True)
-        e = np.exp(m)
-        return e / e.sum(axis=1, keepdims=True)
-    # objectives of imported models (XGBoost / LightGBM / scikit-learn names)
-    if objective_name in ("reg:logistic", "multiclassova"):
-        p = 1.0 / (1.0 + np.exp(-margin))
-        return p[:, 0] if margin.shape[1] == 1 else p
-    if objective_name in ("count:poisson", "reg:gamma", "reg:tweedie"):
-        return np.exp(margin[:, 0])
-    if objective_name == "binary:hinge":
-        return (margin[:, 0] > 0).astype(np.float64)
-    if objective_name == "multi:softmax":
-        return np.argmax(margin, axis=1).astype(np.float64)
-    if objective_name == "cross_entropy_lambda":
-        return np.log1p(np.exp(margin[:, 0]))
-    return margin[:, 0] if margin.shape[1] == 1 else margin
+    """``output='value'`` from a model's margins (n_rows, n_outputs), through the compiled
+    runtimes' kernel so that both give the same floats. One column (a single output, or the
+    class index of an argmax) comes back as a vector."""
+    code = transform_code(objective_name)
+    if code != IDENTITY:
+        margin = np.array(margin, dtype=np.float64, order="C")  # a copy: transformed in place
+        transform_inplace(code, margin)
+    return margin[:, 0] if margin.shape[1] == 1 or code == ARGMAX else margin

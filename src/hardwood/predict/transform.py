@@ -1,28 +1,32 @@
-"""Output transforms of the compiled runtimes, applied in place to a (rows, outputs) margin.
+"""Output transforms, applied in place to a (rows, outputs) margin.
 
-``TRANSFORM`` maps an objective to a code; code 0 is the identity. The same Numba function
-serves the batch path (``dispatch``) and the generated one-row kernels (``pred``), so both give
-the same floats as the naive runtime.
+Each objective of the registry (``hardwood.objectives``) names one of the codes below; code 0
+is the identity. This one Numba function serves ``Model.predict`` (through
+``objectives.transform_margin``), the compiled runtimes' batch path (``dispatch``) and their
+generated one-row kernels (``pred``, ``quickscorer``), so every path gives the same floats.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
 
-TRANSFORM = {"binary:logistic": 1, "reg:logistic": 1, "multiclassova": 1, "multi:softprob": 2,
-             "count:poisson": 3, "reg:gamma": 3, "reg:tweedie": 3, "binary:hinge": 4,
-             "multi:softmax": 5, "cross_entropy_lambda": 6}
-ARGMAX = 5  # the code whose output is one column (the class index)
+IDENTITY = 0
+SIGMOID = 1  # every output
+SOFTMAX = 2  # over the outputs of a row
+EXP = 3
+HINGE = 4  # 1.0 where the margin is > 0, else 0.0
+ARGMAX = 5  # the class index, written to column 0: the output is one column
+SOFTPLUS = 6  # log(1 + exp(margin))
 
 
 @njit(cache=True, nogil=True)
 def transform_inplace(code, m):
     n, K = m.shape
     for i in range(n):
-        if code == 1:
+        if code == SIGMOID:
             for k in range(K):
                 m[i, k] = 1.0 / (1.0 + np.exp(-m[i, k]))
-        elif code == 2:
+        elif code == SOFTMAX:
             mx = m[i, 0]
             for k in range(1, K):
                 mx = max(mx, m[i, k])
@@ -32,15 +36,24 @@ def transform_inplace(code, m):
                 s += m[i, k]
             for k in range(K):
                 m[i, k] = m[i, k] / s
-        elif code == 3:
+        elif code == EXP:
             m[i, 0] = np.exp(m[i, 0])
-        elif code == 4:
+        elif code == HINGE:
             m[i, 0] = 1.0 if m[i, 0] > 0 else 0.0
-        elif code == 5:
+        elif code == ARGMAX:
             best = 0
             for k in range(1, K):
                 if m[i, k] > m[i, best]:
                     best = k
             m[i, 0] = best
-        elif code == 6:
+        elif code == SOFTPLUS:
             m[i, 0] = np.log1p(np.exp(m[i, 0]))
+
+
+def __getattr__(name):
+    # ``TRANSFORM`` (objective name -> code), which ``dispatch`` imports, is derived from the
+    # registry; it is built on first use because ``objectives`` imports the codes above
+    if name == "TRANSFORM":
+        from ..objectives import OBJECTIVES
+        return {o.name: o.transform_code for o in OBJECTIVES.values()}
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

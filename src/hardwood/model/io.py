@@ -28,19 +28,13 @@ import os
 import numpy as np
 
 from ..data.convert import FeatureInfo
+from ..objectives import OBJECTIVES
 from .tree import TREE_FIELDS, Tree
 
 FORMAT = "hardwood"
 VERSION = 1
-KNOWN_OBJECTIVES = ("reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
-                    "binary:logistic", "multi:softprob",
-                    # objectives of imported models (see objectives.transform_margin)
-                    "reg:squaredlogerror", "reg:quantileerror", "reg:logistic",
-                    "binary:logitraw", "binary:hinge", "count:poisson", "reg:gamma",
-                    "reg:tweedie", "rank:pairwise", "rank:ndcg", "rank:map", "multi:softmax",
-                    "multiclassova", "multi:proba", "cross_entropy_lambda")
-# objectives with one output per class (every other objective has exactly one output)
-MULTI_OUTPUT_OBJECTIVES = ("multi:softprob", "multi:softmax", "multiclassova", "multi:proba")
+# the objectives a model file may hold: the registry's names (importers/_build.py reads this)
+KNOWN_OBJECTIVES = tuple(OBJECTIVES)
 
 
 class ModelFormatError(ValueError):
@@ -308,12 +302,13 @@ def model_from_dict(d: dict):
     if version < 1:
         _fail(f"unknown version {version}")
     objective = _get(d, "objective", str, "model")
-    if objective not in KNOWN_OBJECTIVES:
-        _fail(f"unknown objective {_short(objective)}")
+    if objective not in OBJECTIVES:
+        _fail(f"unknown objective {_short(objective)}; hardwood knows {', '.join(OBJECTIVES)}")
     n_outputs = _get(d, "n_outputs", int, "model")
     if n_outputs < 1 or n_outputs > 1_000_000:
         _fail(f"n_outputs {n_outputs} is out of range")
-    if (objective in MULTI_OUTPUT_OBJECTIVES) != (n_outputs > 1) and objective != "multi:proba":
+    outputs = OBJECTIVES[objective].outputs
+    if outputs != "any" and (outputs == "per_class") != (n_outputs > 1):
         _fail(f"n_outputs {n_outputs} does not fit objective {objective!r}")
     base = _float_array(_get(d, "base_score", list, "model"), "base_score")
     if base.shape != (n_outputs,) or not np.all(np.isfinite(base)):

@@ -30,6 +30,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .data.readers import ColumnTypeError, detect_format, read_table
+from .objectives import ALIASES, DEFAULT_OBJECTIVE, names
 from .train.callback import TrainingCallback
 
 EXIT_USAGE = 2
@@ -37,13 +38,6 @@ OUTPUTS = ("value", "raw", "leaf")
 _ROUND_KEYS = ("num_boost_round", "n_estimators", "num_iterations", "num_rounds", "num_round",
                "num_trees")
 _ES_KEYS = ("early_stopping_rounds", "early_stopping_round", "early_stopping")
-_EVAL_METRICS = {  # metrics printed by `predict --label`
-    "binary:logistic": ("logloss", "auc", "error"),
-    "multi:softprob": ("mlogloss", "merror"),
-    "reg:squarederror": ("rmse", "mae"),
-    "reg:absoluteerror": ("mae", "rmse"),
-    "reg:pseudohubererror": ("mae", "rmse"),
-}
 
 
 class CLIError(Exception):
@@ -406,7 +400,7 @@ def cmd_predict(args) -> int:
     if y is not None and args.label is not None and args.output == "value":
         from . import metrics as M
         w = np.ones(n)
-        for m in _EVAL_METRICS.get(model.objective, ()):
+        for m in M.metrics_for_objective(model.objective):
             try:
                 parts.append(f"{m} {_fmt_metric(M.get_metric(m)(y, pred, w))}")
             except (ValueError, IndexError):  # labels that do not fit the metric
@@ -433,7 +427,8 @@ def cmd_demo(args) -> int:
         raise CLIError(f"--rounds must be a positive integer, got {args.rounds}")
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
-    params = {"objective": "binary:logistic", "max_depth": 6, "learning_rate": 0.3,
+    objective = DEFAULT_OBJECTIVE["binary"]
+    params = {"objective": objective, "max_depth": 6, "learning_rate": 0.3,
               "eval_metric": ["logloss", "auc"], "n_jobs": args.threads,
               "random_state": args.seed}
     t0 = time.perf_counter()
@@ -448,7 +443,7 @@ def cmd_demo(args) -> int:
     with threads(args.threads) as n_threads:  # the number the kernels will use
         pass
     print(f"hardwood demo: {args.rows:,} x {args.features} synthetic binary classification "
-          f"(make_classification, float32), 80/20 split; binary:logistic, depth 6, "
+          f"(make_classification, float32), 80/20 split; {objective}, depth 6, "
           f"{args.rounds} rounds, {n_threads} threads", flush=True)
     print(f"  data           {t_data:8.3f} s", flush=True)
 
@@ -505,8 +500,10 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label", metavar="COL",
                    help="label column: name or index (not needed for LibSVM)")
     t.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
-                   help="a training parameter (XGBoost names), e.g. objective=binary:logistic;"
-                        " repeat for more; a comma makes a list (eval_metric=auc,logloss)")
+                   help="a training parameter (XGBoost names), e.g. objective="
+                        f"{DEFAULT_OBJECTIVE['binary']}; repeat for more; a comma makes a list "
+                        "(eval_metric=auc,logloss). Objectives: "
+                        f"{', '.join(names(trainable=True))}, or an alias ({', '.join(ALIASES)})")
     t.add_argument("--rounds", type=int, default=None, metavar="N",
                    help="boosting rounds (default 100)")
     t.add_argument("--valid", metavar="FILE", help="validation data (same columns)")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .objectives import OBJECTIVES, names, objective_class
+
 EPS = 1e-15
 
 
@@ -53,11 +55,13 @@ def merror(y, p, w):
     return float(np.average(np.argmax(p, axis=1) != y.astype(np.int64), weights=w))
 
 
-METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "error": error, "auc": auc,
+METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "auc": auc, "error": error,
            "mlogloss": mlogloss, "merror": merror}
 HIGHER_IS_BETTER = {"auc"}
-BINARY = {"logloss", "error", "auc"}
-MULTICLASS = {"mlogloss", "merror"}
+# the task (objectives.Objective.task) whose predictions a metric scores: a binary or multiclass
+# metric needs an objective of its task; rmse and mae score any prediction
+TASK = {"rmse": "regression", "mae": "regression", "logloss": "binary", "auc": "binary",
+        "error": "binary", "mlogloss": "multiclass", "merror": "multiclass"}
 
 
 def get_metric(name):
@@ -67,9 +71,19 @@ def get_metric(name):
 
 
 def check_metric_for_objective(name, objective_name):
-    if name in BINARY and objective_name != "binary:logistic":
-        raise ValueError(f"eval_metric {name!r} needs objective 'binary:logistic', "
+    """Refuse a metric that cannot score the trained objective's predictions."""
+    task = TASK.get(name)
+    if task in ("binary", "multiclass") and objective_class(objective_name).task != task:
+        wanted = " or ".join(map(repr, names(task=task, trainable=True)))
+        raise ValueError(f"eval_metric {name!r} needs objective {wanted}, "
                          f"not {objective_name!r}")
-    if name in MULTICLASS and objective_name != "multi:softprob":
-        raise ValueError(f"eval_metric {name!r} needs objective 'multi:softprob', "
-                         f"not {objective_name!r}")
+
+
+def metrics_for_objective(objective_name):
+    """The metrics that score a model of this objective (its default metric first); none for
+    an objective hardwood does not train (its predictions may not be what they score)."""
+    o = OBJECTIVES.get(objective_name)
+    if o is None or not o.trainable:
+        return ()
+    return (o.default_metric,) + tuple(m for m, t in TASK.items()
+                                       if t == o.task and m != o.default_metric)

@@ -34,7 +34,7 @@ from sklearn.utils.validation import (
 )
 
 from .data.dataset import Dataset
-from .objectives import objective_class
+from .objectives import DEFAULT_OBJECTIVE, objective_class
 from .train.engine import train
 
 __all__ = ["GBDTRegressor", "GBDTClassifier"]
@@ -60,8 +60,6 @@ def _take_rows(X, mask):
 
 class _GBDTBase(BaseEstimator):
     """Shared parameters, validation and training of the hardwood estimators."""
-
-    _default_objective = "reg:squarederror"
 
     def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=None, max_leaves=0,
                  grow_policy="depthwise", min_child_weight=1.0, reg_lambda=1.0, reg_alpha=0.0,
@@ -240,16 +238,18 @@ def _objective_for(estimator, objective, tasks):
 class GBDTRegressor(RegressorMixin, _GBDTBase):
     """Gradient-boosted trees for regression (scikit-learn API).
 
-    ``objective`` defaults to ``'reg:squarederror'``; ``'reg:absoluteerror'`` and
-    ``'reg:pseudohubererror'`` are also available. See :func:`hardwood.train` for the
-    meaning of the other parameters (XGBoost names).
+    ``objective`` defaults to ``'reg:squarederror'``; any regression objective of
+    ``hardwood.objectives`` (``names('regression', trainable=True)``) may be given. See
+    :func:`hardwood.train` for the meaning of the other parameters (XGBoost names).
     """
 
     def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             verbose=False):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs evaluated each round (and
         watched by ``early_stopping_rounds``: the last metric of the last pair)."""
-        objective = self.objective if self.objective is not None else "reg:squarederror"
+        objective = self.objective
+        if objective is None:
+            objective = DEFAULT_OBJECTIVE["regression"]
         _objective_for(self, objective, ("regression",))
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
@@ -289,14 +289,15 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         self.n_classes_ = len(classes)
         extra = {}
         if self.objective is None:
-            objective = "binary:logistic" if self.n_classes_ == 2 else "multi:softprob"
+            objective = DEFAULT_OBJECTIVE["binary" if self.n_classes_ == 2 else "multiclass"]
         else:
             objective = self.objective
         task = objective_class(objective).task
         if task == "binary" and self.n_classes_ > 2:
             raise ValueError(f"objective={objective!r} is for two classes, but y has "
                              f"{self.n_classes_} ({classes.tolist()[:10]}); use "
-                             "objective='multi:softprob', or leave objective unset")
+                             f"objective={DEFAULT_OBJECTIVE['multiclass']!r}, or leave "
+                             "objective unset")
         if task == "multiclass":
             extra["num_class"] = self.n_classes_
         return self._fit(X, y_enc.astype(np.float64), sample_weight, eval_set,

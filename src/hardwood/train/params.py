@@ -5,8 +5,10 @@ import difflib
 import math
 import numbers
 
+from ..objectives import DEFAULT_OBJECTIVE
+
 DEFAULTS = {
-    "objective": "reg:squarederror",
+    "objective": DEFAULT_OBJECTIVE["regression"],  # a name or alias of hardwood.objectives
     "learning_rate": 0.3,
     "max_depth": None,  # 6 for depthwise, 0 (no limit) for lossguide
     "max_leaves": 0,
@@ -121,7 +123,7 @@ def resolve_params(params) -> dict:
     _num(p, "random_state", 0, integer=True)
     if p["num_class"] is not None:
         _num(p, "num_class", 2, MAX_CLASSES, integer=True)
-    if p["base_score"] is not None:  # a number (a probability for binary:logistic)
+    if p["base_score"] is not None:  # a number (a probability for a binary objective)
         _num(p, "base_score")
     if p["device"] not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {p['device']!r}")

@@ -549,3 +549,29 @@ def test_train_help_documents_the_column_type_rule(capsys):
     assert main(["train", "--help"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "--categorical" in out and "mixes numbers and text" in out
+
+
+def test_predict_label_scores_with_the_objectives_metrics(trained, tmp_path, capsys):
+    """predict --label prints the metrics of the model's objective from the registry (default
+    metric first); a predict-only objective of imported models gets none."""
+    from hardwood import metrics
+
+    d, data, model_path = trained
+    out = str(tmp_path / "p.csv")
+    assert main(["predict", "--model", model_path, "--data", data, "--label", "label",
+                 "--out", out]) == 0
+    summary = capsys.readouterr().out
+    names = metrics.metrics_for_objective("binary:logistic")
+    assert names == ("logloss", "auc", "error")
+    at = [summary.index(f"; {m} ") for m in names]
+    assert at == sorted(at)
+    with open(model_path) as fh:
+        doc = json.load(fh)
+    doc["objective"] = "reg:logistic"  # an imported model's objective, predicted not trained
+    other = tmp_path / "imported.json"
+    other.write_text(json.dumps(doc))
+    assert main(["predict", "--model", str(other), "--data", data, "--label", "label",
+                 "--out", out]) == 0
+    summary = capsys.readouterr().out
+    assert "predicted 300 rows" in summary and not any(f"; {m} " in summary
+                                                       for m in metrics.METRICS)

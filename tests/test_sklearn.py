@@ -261,3 +261,27 @@ def test_nan_is_missing_inf_raises_in_fit_and_is_a_value_in_predict():
     np.testing.assert_array_equal(est.predict(X), est.predict(huge))
     with pytest.raises(ValueError, match="infinity"):
         GBDTRegressor(n_estimators=5).fit(X, y)
+
+
+@pytest.mark.parametrize("est,objective", [(GBDTRegressor, "count:poisson"),
+                                           (GBDTClassifier, "multiclassova"),
+                                           (GBDTClassifier, "binary:hinge")])
+def test_a_predict_only_objective_is_refused(est, objective):
+    """Objectives of imported models are in the registry, but cannot be trained."""
+    X = np.random.default_rng(0).normal(size=(40, 3))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match="cannot train"):
+        est(objective=objective, n_estimators=2).fit(X, y)
+
+
+@pytest.mark.parametrize("n_classes,objective", [(2, "binary:logistic"), (3, "multi:softprob")])
+def test_default_objectives_come_from_the_registry(n_classes, objective):
+    from hardwood.objectives import DEFAULT_OBJECTIVE
+
+    X = np.random.default_rng(0).normal(size=(60, 3))
+    y = np.arange(60) % n_classes
+    clf = GBDTClassifier(n_estimators=2).fit(X, y)
+    assert clf.model_.objective == objective
+    assert objective == DEFAULT_OBJECTIVE["binary" if n_classes == 2 else "multiclass"]
+    reg = GBDTRegressor(n_estimators=2).fit(X, y.astype(float))
+    assert reg.model_.objective == DEFAULT_OBJECTIVE["regression"] == "reg:squarederror"

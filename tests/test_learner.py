@@ -69,6 +69,34 @@ def test_fused_and_learner_multiclass(monkeypatch):
     _assert_same(fused, _train(p, X, y, objective="multi:softprob"), exact=True)
 
 
+@pytest.mark.parametrize("params", [
+    {"grow_policy": "lossguide"},
+    {"grow_policy": "lossguide", "colsample_bynode": 0.6, "subsample": 0.8},
+    {"grow_policy": "lossguide", "max_depth": 30, "min_child_weight": 5},
+])
+def test_unbounded_lossguide_fused_regrows_to_the_learners_tree(params, monkeypatch):
+    """Unbounded lossguide runs the fused grower with room for 8 leaves, then 32, 128...
+    (regrown from the same rows): the tree is the learner's, bit for bit."""
+    X, y = _data(5, n=1200)
+    monkeypatch.setattr(grower_mod, "UNBOUNDED_FIRST_LEAVES", 8)
+    fused = _train(params, X, y, rounds=3)
+    assert max(t.n_leaves for t in fused.trees) > 32  # regrown at least twice
+    monkeypatch.setattr(grower_mod, "FUSED", False)
+    _assert_same(fused, _train(params, X, y, rounds=3), exact=True)
+    monkeypatch.setattr(grower_mod, "FUSED", True)
+    monkeypatch.setattr(grower_mod, "UNBOUNDED_POOL_BYTES", 1)  # too big: the learner
+    _assert_same(fused, _train(params, X, y, rounds=3), exact=True)
+
+
+def test_unbounded_lossguide_multiclass_with_node_sampling(monkeypatch):
+    X, y = _data(6, n=900)
+    p = {"grow_policy": "lossguide", "colsample_bynode": 0.5}
+    monkeypatch.setattr(grower_mod, "UNBOUNDED_FIRST_LEAVES", 4)
+    fused = _train(p, X, y, rounds=2, objective="multi:softprob")
+    monkeypatch.setattr(grower_mod, "FUSED", False)
+    _assert_same(fused, _train(p, X, y, rounds=2, objective="multi:softprob"), exact=True)
+
+
 def _cuts(n, k):
     if k == "empty":  # seven pages, two of them empty
         return [0, 0, 400, 400, 1100, 2000, 2999, n]

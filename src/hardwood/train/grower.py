@@ -18,6 +18,10 @@ from .split import leaf_weight
 
 
 FUSED = True  # the fused grower where it applies (tests turn it off to compare the learner)
+# unbounded lossguide on the fused grower: room for this many leaves first, four times more
+# while a tree fills it, up to a histogram pool of this many bytes
+UNBOUNDED_FIRST_LEAVES = 256
+UNBOUNDED_POOL_BYTES = 2 << 30
 
 
 @dataclass
@@ -107,22 +111,46 @@ class Grower:
         avail = int(tree_mask.sum())
         p = self.p
         k = avail if p.colsample_bynode >= 1.0 else max(1, int(p.colsample_bynode * avail))
-        keys = NodeKeys(self.rng, self.d, k, tree_mask, None if shape is None else shape[0])
-        if FUSED and shape is not None and self.backend.name == "cpu" and self.pages.n_pages == 1:
-            return self._grow_fast(rows, g, h, tree_mask, keys, *shape)
+        keys = NodeKeys(self.rng, self.d, k, tree_mask)
+        if FUSED and self.backend.name == "cpu" and self.pages.n_pages == 1:
+            if shape is not None:
+                return self._grow_fast(rows, g, h, tree_mask, keys, *shape)
+            if p.grow_policy == "lossguide":
+                return self._grow_fast_unbounded(rows, g, h, tree_mask, keys)
         return self.learner.grow(rows, g, h, tree_mask, keys)
 
-    def _grow_fast(self, rows, g, h, tree_mask, keys, cap, n_slots):
+    def _grow_fast_unbounded(self, rows, g, h, tree_mask, keys):
+        """Lossguide with no leaf bound on the fused grower: grow with room for ``L`` leaves;
+        a tree that stops short of ``L`` is the unbounded tree, one that fills them is grown
+        again with four times the room (from the same rows, in the same order). The learner
+        takes over when the histogram pool would pass UNBOUNDED_POOL_BYTES."""
+        n = rows.shape[0]
+        first = rows.copy()
+        leaves = min(UNBOUNDED_FIRST_LEAVES, max(2, n))
+        pool_bytes = 16 * self.backend.total_bins
+        while True:
+            if (leaves + 1) * pool_bytes > UNBOUNDED_POOL_BYTES:
+                rows[:] = first
+                return self.learner.grow(rows, g, h, tree_mask, keys)
+            out = self._grow_fast(rows, g, h, tree_mask, keys, 2 * leaves - 1, leaves + 1,
+                                  max_leaves=leaves)
+            if out[0].n_leaves < leaves or leaves > n:
+                return out
+            rows[:] = first
+            leaves *= 4
+
+    def _grow_fast(self, rows, g, h, tree_mask, keys, cap, n_slots, max_leaves=None):
         from ..backends.cpu_grower import grow_tree
 
         p = self.p
         be = self.backend
+        max_leaves = int(p.max_leaves) if max_leaves is None else max_leaves
         t0 = time.perf_counter()
         out = grow_tree(be.bins_row, be.bins_col, g, h, rows, be._tmp, self.offsets,
-                        self.n_value_bins, self.is_cat, tree_mask, keys.keys, keys.k,
+                        self.n_value_bins, self.is_cat, tree_mask, keys.ensure(cap), keys.k,
                         float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
                         float(p.gamma), int(p.max_cat_to_onehot), int(p.max_cat_threshold),
-                        p.grow_policy == "lossguide", int(p.max_depth), int(p.max_leaves),
+                        p.grow_policy == "lossguide", int(p.max_depth), max_leaves,
                         cap, n_slots, int(be.total_bins), self.max_field_bins, self._cycles,
                         be.lanes)
         t1 = time.perf_counter()

@@ -27,31 +27,30 @@ from .split import RT_EPS, categorical_left_set, find_best_splits
 
 class NodeKeys:
     """``colsample_bynode``'s random keys: row ``i`` ranks the features for node ``i``, which
-    splits on the ``k`` available features of smallest key. With a node capacity (bounded
-    trees) all rows are drawn at once, as the fused grower draws them; without one, rows are
-    drawn as nodes appear, from the same stream."""
+    splits on the ``k`` available features of smallest key. Each tree draws its rows from a
+    generator of its own (seeded from the round's), as nodes appear: the rows do not depend on
+    how many a grower asks for at once (the fused grower asks for its node capacity)."""
 
-    def __init__(self, rng, d, k, tree_mask, cap=None):
+    def __init__(self, rng, d, k, tree_mask):
         self.k = int(k)
         self.tree_mask = tree_mask
         self.all = self.k >= int(tree_mask.sum())
-        self.rng, self.d = rng, d
-        if self.all:
-            self.keys = np.zeros((1, d))
-        elif cap is not None:
-            self.keys = rng.random((cap, d))
-        else:
-            self.keys = np.zeros((0, d))
+        self.rng = None if self.all else np.random.default_rng(int(rng.integers(1 << 62)))
+        self.d = d
+        self.keys = np.zeros((1 if self.all else 0, d))
+
+    def ensure(self, rows):
+        """Draw key rows up to ``rows`` (no-op when every node sees every feature)."""
+        if not self.all and rows > self.keys.shape[0]:
+            more = self.rng.random((rows - self.keys.shape[0], self.d))
+            self.keys = np.concatenate([self.keys, more])
+        return self.keys
 
     def masks(self, ids):
         ids = np.asarray(ids, dtype=np.int64)
         if self.all:
             return np.repeat(self.tree_mask[None, :], ids.size, axis=0)
-        need = int(ids.max()) + 1
-        if need > self.keys.shape[0]:
-            self.keys = np.concatenate([self.keys, self.rng.random((need - self.keys.shape[0],
-                                                                    self.d))])
-        return _node_masks(ids, self.tree_mask, self.keys, self.k)
+        return _node_masks(ids, self.tree_mask, self.ensure(int(ids.max()) + 1), self.k)
 
 
 class _Nodes:

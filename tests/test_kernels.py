@@ -7,7 +7,7 @@ from hardwood.backends.cpu import CPUBackend
 from hardwood.backends.reference import (ReferenceBackend, categorical_split_naive,
                                          histogram_naive, numeric_split_naive)
 from hardwood.model.tree import BinnedTree
-from hardwood.train.split import categorical_left_set, find_best_splits
+from hardwood.backends.split import categorical_left_set, find_best_splits
 
 
 def _binned(n, d, n_bins, seed, dtype=np.uint8):

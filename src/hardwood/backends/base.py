@@ -11,10 +11,17 @@ A grower owns the tree logic and calls a backend for every pass over rows:
   values[i]``.
 * ``predict_binned(bins_row, binned_tree, pred)``: route every row of a binned matrix
   through a tree and add its leaf value to ``pred``.
+* ``fill_row_ids(rows)``: ``rows[:] = 0, 1, ..., n - 1`` (the rows of an unsampled tree).
 
-Step ② (split finding) is shared host code in ``hardwood.train.split``.
+A backend may also offer ``grow_fused(...)``: a whole tree in one call on one in-core page
+(``cpu`` does, with ``backends/cpu_grower.py``); the grower uses it where it applies.
+
+Step ② (split finding) is shared code in ``hardwood.backends.split``: the learner calls it
+from the host, the fused CPU grower from inside its kernel.
 """
 from __future__ import annotations
+
+import numpy as np
 
 
 class Backend:
@@ -31,6 +38,9 @@ class Backend:
 
     def predict_binned(self, bins_row, binned_tree, pred):  # pragma: no cover
         raise NotImplementedError
+
+    def fill_row_ids(self, rows):
+        rows[:] = np.arange(rows.shape[0], dtype=rows.dtype)
 
 
 def make_backend(name, dataset):

@@ -278,3 +278,22 @@ class CPUBackend(Backend):
         t = binned_tree
         _predict_binned(bins_row, t.feature, t.table_offset, t.table, t.left, t.right,
                         t.value, pred)
+
+    def fill_row_ids(self, rows):
+        fill_row_ids(rows)
+
+    # the fused one-call grower (backends/cpu_grower.py): one in-core page only ----------
+    def grow_fused(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,
+                   n_slots, cycles):
+        """One whole tree in one Numba call: the node arrays of ``Grower.finish_arrays``.
+        ``layout``: (field offsets, value bins per field, is categorical, widest field);
+        ``p``: GrowParams; ``cycles[0..2]`` accumulate the cycles of ① ② ③."""
+        from .cpu_grower import grow_tree
+
+        offsets, n_value_bins, is_cat, max_field_bins = layout
+        return grow_tree(self.bins_row, self.bins_col, g, h, rows, self._tmp, offsets,
+                         n_value_bins, is_cat, tree_mask, keys, k_bynode,
+                         float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
+                         float(p.gamma), int(p.max_cat_to_onehot), int(p.max_cat_threshold),
+                         p.grow_policy == "lossguide", int(p.max_depth), int(max_leaves), cap,
+                         n_slots, self.total_bins, max_field_bins, cycles, self.lanes)

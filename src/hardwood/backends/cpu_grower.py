@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..train.split import RT_EPS, categorical_left_set, find_best_splits_pooled
+from .split import RT_EPS, categorical_left_set, find_best_splits_pooled
 from ._intrinsics import cycles
 from .cpu import (BLOCK, _feature_groups, _hist_blocks, _make_blocks, _partition_blocks,
                   _reduce_into, hist_rows)

@@ -20,7 +20,6 @@ import numpy as np
 
 from .. import metrics as M
 from ..backends.base import make_backend
-from ..backends.cpu import fill_row_ids
 from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
@@ -139,7 +138,7 @@ class Booster:
             else:
                 if self._all_rows is None:
                     self._all_rows = np.empty(n, dtype=np.int32)
-                fill_row_ids(self._all_rows)
+                self.backend.fill_row_ids(self._all_rows)
                 rows = self._all_rows
             sampled = rows.size < n
             d = ts.n_features

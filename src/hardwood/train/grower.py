@@ -14,7 +14,7 @@ import numpy as np
 from ..backends._intrinsics import seconds_per_cycle
 from ..model.tree import BinnedTree, Tree, bitset_from_mask
 from .learner import NodeKeys, TreeLearner
-from .split import leaf_weight
+from ..backends.split import leaf_weight
 
 
 FUSED = True  # the fused grower where it applies (tests turn it off to compare the learner)
@@ -112,7 +112,8 @@ class Grower:
         p = self.p
         k = avail if p.colsample_bynode >= 1.0 else max(1, int(p.colsample_bynode * avail))
         keys = NodeKeys(self.rng, self.d, k, tree_mask)
-        if FUSED and self.backend.name == "cpu" and self.pages.n_pages == 1:
+        fused = getattr(self.backend, "grow_fused", None)
+        if FUSED and fused is not None and self.pages.n_pages == 1:
             if shape is not None:
                 return self._grow_fast(rows, g, h, tree_mask, keys, *shape)
             if p.grow_policy == "lossguide":
@@ -127,7 +128,7 @@ class Grower:
         n = rows.shape[0]
         first = rows.copy()
         leaves = min(UNBOUNDED_FIRST_LEAVES, max(2, n))
-        pool_bytes = 16 * self.backend.total_bins
+        pool_bytes = 16 * int(self.bm.offsets[-1])  # (g, h) float64 per bin
         while True:
             if (leaves + 1) * pool_bytes > UNBOUNDED_POOL_BYTES:
                 rows[:] = first
@@ -140,19 +141,13 @@ class Grower:
             leaves *= 4
 
     def _grow_fast(self, rows, g, h, tree_mask, keys, cap, n_slots, max_leaves=None):
-        from ..backends.cpu_grower import grow_tree
-
         p = self.p
         be = self.backend
         max_leaves = int(p.max_leaves) if max_leaves is None else max_leaves
+        layout = (self.offsets, self.n_value_bins, self.is_cat, self.max_field_bins)
         t0 = time.perf_counter()
-        out = grow_tree(be.bins_row, be.bins_col, g, h, rows, be._tmp, self.offsets,
-                        self.n_value_bins, self.is_cat, tree_mask, keys.ensure(cap), keys.k,
-                        float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
-                        float(p.gamma), int(p.max_cat_to_onehot), int(p.max_cat_threshold),
-                        p.grow_policy == "lossguide", int(p.max_depth), max_leaves,
-                        cap, n_slots, int(be.total_bins), self.max_field_bins, self._cycles,
-                        be.lanes)
+        out = be.grow_fused(rows, g, h, layout, tree_mask, keys.ensure(cap), keys.k, p,
+                            max_leaves, cap, n_slots, self._cycles)
         t1 = time.perf_counter()
         # split the wall time of the call over ① ② ③ by the cycles counted inside it
         spent = self._cycles * seconds_per_cycle()

@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from ..backends.cpu_grower import _node_masks
-from .split import RT_EPS, categorical_left_set, find_best_splits
+from ..backends.split import RT_EPS, categorical_left_set, find_best_splits
 
 
 class NodeKeys:

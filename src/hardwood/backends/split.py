@@ -1,0 +1,273 @@
+"""Step ②: the best split of each node from its histogram (shared host code).
+
+Gain is XGBoost's: ``score(L) + score(R) - score(parent)`` with
+``score(G, H) = T(G)^2 / (H + lambda)`` and ``T`` the L1 soft threshold by ``alpha``.
+A split needs both children to carry hessian >= ``min_child_weight`` and a gain above
+``gamma``. For every split both places of the missing bin are tried.
+
+Categorical fields (group by field: one histogram slot per category, one for missing):
+
+* at most ``max_cat_to_onehot`` non-empty categories: one category vs the rest;
+* otherwise categories sorted by ``G / (H + lambda)``, and the best prefix of that order
+  (from either end, at most ``max_cat_threshold`` categories) goes left.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit, prange
+
+MIN_HESS = 1e-8
+RT_EPS = 1e-6
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _t(G, alpha):
+    if G > alpha:
+        return G - alpha
+    if G < -alpha:
+        return G + alpha
+    return 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def score(G, H, lam, alpha):
+    t = _t(G, alpha)
+    return t * t / (H + lam)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _split_gain(GL, HL, G, H, lam, alpha, min_h, parent):
+    """Gain of sending (GL, HL) left and the rest right; -inf when a child is too light."""
+    HR = H - HL
+    if HL >= min_h and HR >= min_h:
+        return score(GL, HL, lam, alpha) + score(G - GL, HR, lam, alpha) - parent
+    return -np.inf
+
+
+@njit(cache=True, nogil=True)
+def leaf_weight(G, H, lam, alpha):
+    return -_t(G, alpha) / (H + lam)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, out):
+    """out[b] = ``_split_gain`` of sending bins <= b (plus the missing bin's (Gm, Hm)) left.
+    A loop of its own, without Python's division checks, so that the divisions vectorise."""
+    for b in range(GLs.shape[0]):
+        out[b] = _split_gain(GLs[b] + Gm, HLs[b] + Hm, G, H, lam, alpha, min_h, parent)
+
+
+@njit(cache=True, nogil=True)
+def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
+    """Best threshold of a numeric field: prefix sums, then every bin's gain (missing right,
+    and missing left where the node has missing values), then the first best in the order
+    (bin, missing right before left)."""
+    Gm = hist[off + nv, 0]
+    Hm = hist[off + nv, 1]
+    min_h = max(mcw, MIN_HESS)
+    buf = np.empty((4, nv))
+    GLs = buf[0]
+    HLs = buf[1]
+    GL = 0.0
+    HL = 0.0
+    for b in range(nv):
+        GL += hist[off + b, 0]
+        HL += hist[off + b, 1]
+        GLs[b] = GL
+        HLs[b] = HL
+    g0 = buf[2]
+    g1 = buf[3]
+    _gains(GLs, HLs, 0.0, 0.0, G, H, lam, alpha, min_h, parent, g0)
+    with_missing = Hm > 0.0
+    if with_missing:
+        _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, g1)
+    best = -np.inf
+    best_bin = -1
+    best_dl = False
+    for b in range(nv):
+        if g0[b] > best:
+            best = g0[b]
+            best_bin = b
+            best_dl = False
+        if with_missing and g1[b] > best:
+            best = g1[b]
+            best_bin = b
+            best_dl = True
+    if best_bin < 0:
+        return best, best_bin, best_dl, 0.0, 0.0
+    if best_dl:
+        return best, best_bin, best_dl, GLs[best_bin] + Gm, HLs[best_bin] + Hm
+    return best, best_bin, best_dl, GLs[best_bin], HLs[best_bin]
+
+
+@njit(cache=True, nogil=True)
+def _category_order(hist, off, K, lam):
+    """Non-empty categories of the field, sorted by G/(H+lambda) (stable)."""
+    cnt = 0
+    for c in range(K):
+        if hist[off + c, 1] > 0.0:
+            cnt += 1
+    cats = np.empty(cnt, dtype=np.int64)
+    keys = np.empty(cnt, dtype=np.float64)
+    i = 0
+    for c in range(K):
+        if hist[off + c, 1] > 0.0:
+            cats[i] = c
+            keys[i] = hist[off + c, 0] / (hist[off + c, 1] + lam)
+            i += 1
+    order = np.argsort(keys, kind="mergesort")
+    return cats[order]
+
+
+@njit(cache=True, nogil=True)
+def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr):
+    """Returns (gain, code, default_left, GL, HL); ``code`` encodes the left set:
+    ``-(c+1)`` one-hot on category c, ``+k`` the first k sorted categories,
+    ``K + k`` the last k sorted categories (see ``categorical_left_set``)."""
+    Gm = hist[off + K, 0]
+    Hm = hist[off + K, 1]
+    min_h = max(mcw, MIN_HESS)
+    best = -np.inf
+    best_code = 0
+    best_dl = False
+    best_GL = 0.0
+    best_HL = 0.0
+    cats = _category_order(hist, off, K, lam)
+    m = cats.shape[0]
+    if m == 0:
+        return best, best_code, best_dl, best_GL, best_HL
+    if m <= max_onehot:
+        for i in range(m):
+            c = cats[i]
+            for dl in range(2):
+                if dl == 1 and Hm <= 0.0:
+                    continue
+                GL = hist[off + c, 0] + Gm * dl
+                HL = hist[off + c, 1] + Hm * dl
+                gain = _split_gain(GL, HL, G, H, lam, alpha, min_h, parent)
+                if gain > best:
+                    best = gain
+                    best_code = -(c + 1)
+                    best_dl = dl == 1
+                    best_GL = GL
+                    best_HL = HL
+        return best, best_code, best_dl, best_GL, best_HL
+    limit = min(max_thr, m - 1)
+    for direction in range(2):
+        GL = 0.0
+        HL = 0.0
+        for k in range(1, limit + 1):
+            c = cats[k - 1] if direction == 0 else cats[m - k]
+            GL += hist[off + c, 0]
+            HL += hist[off + c, 1]
+            for dl in range(2):
+                if dl == 1 and Hm <= 0.0:
+                    continue
+                GLx = GL + Gm * dl
+                HLx = HL + Hm * dl
+                gain = _split_gain(GLx, HLx, G, H, lam, alpha, min_h, parent)
+                if gain > best:
+                    best = gain
+                    best_code = k if direction == 0 else K + k
+                    best_dl = dl == 1
+                    best_GL = GLx
+                    best_HL = HLx
+    return best, best_code, best_dl, best_GL, best_HL
+
+
+@njit(cache=True, nogil=True)
+def categorical_left_set(hist, off, K, lam, code):
+    """Boolean mask over the K categories that go left, decoded from ``code``."""
+    left = np.zeros(K, dtype=np.bool_)
+    if code < 0:
+        left[-code - 1] = True
+        return left
+    cats = _category_order(hist, off, K, lam)
+    m = cats.shape[0]
+    if code <= K:
+        for i in range(code):
+            left[cats[i]] = True
+    else:
+        k = code - K
+        for i in range(k):
+            left[cats[m - 1 - i]] = True
+    return left
+
+
+@njit(cache=True, nogil=True)
+def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+                     lam, alpha, mcw, max_onehot, max_thr):
+    """Best split of every node: arrays (gain, feature, code, default_left, GL, HL).
+    ``hists`` is (n_nodes, total_bins, 2); see ``find_best_splits_pooled``."""
+    slots = np.arange(hists.shape[0])
+    return find_best_splits_pooled(hists, slots, node_G, node_H, feat_mask, offsets,
+                                   n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr)
+
+
+PARALLEL_SPLIT_BINS = 2048  # bins to scan; a parallel launch costs about 1-2 us
+
+
+@njit(cache=True, nogil=True)
+def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+              lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL):
+    s = t // d
+    j = t % d
+    if not feat_mask[s, j]:
+        return
+    G = node_G[s]
+    H = node_H[s]
+    parent = score(G, H, lam, alpha)
+    if is_cat[j]:
+        gain, code, dl, GL, HL = _scan_categorical(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
+                                                   lam, alpha, mcw, parent, max_onehot, max_thr)
+    else:
+        gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
+                                               lam, alpha, mcw, parent)
+    f_gain[s, j] = gain
+    f_code[s, j] = code
+    f_dl[s, j] = dl
+    f_GL[s, j] = GL
+    f_HL[s, j] = HL
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
+                            is_cat, lam, alpha, mcw, max_onehot, max_thr):
+    """Best split of every node, node ``s`` having histogram ``pool[slots[s]]`` and
+    feature mask ``feat_mask[s]``: arrays (gain, feature, code, default_left, GL, HL).
+
+    ``code`` is the split bin for numeric fields (bins <= code go left) and the encoded left
+    set of ``_scan_categorical`` for categorical ones. ``gain`` is -inf where no split is valid.
+    """
+    n_nodes = slots.shape[0]
+    d = offsets.shape[0]
+    f_gain = np.full((n_nodes, d), -np.inf)
+    f_code = np.zeros((n_nodes, d), dtype=np.int64)
+    f_dl = np.zeros((n_nodes, d), dtype=np.bool_)
+    f_GL = np.zeros((n_nodes, d))
+    f_HL = np.zeros((n_nodes, d))
+    work = n_nodes * offsets[d - 1]  # about the bins to scan
+    if work < PARALLEL_SPLIT_BINS:  # a parallel launch costs more than the scan
+        for t in range(n_nodes * d):
+            _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+                      lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
+    else:
+        for t in prange(n_nodes * d):
+            _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
+                      lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
+    gain = np.full(n_nodes, -np.inf)
+    feature = np.full(n_nodes, -1, dtype=np.int64)
+    code = np.zeros(n_nodes, dtype=np.int64)
+    dl = np.zeros(n_nodes, dtype=np.bool_)
+    GL = np.zeros(n_nodes)
+    HL = np.zeros(n_nodes)
+    for s in range(n_nodes):
+        for j in range(d):
+            if f_gain[s, j] > gain[s]:
+                gain[s] = f_gain[s, j]
+                feature[s] = j
+                code[s] = f_code[s, j]
+                dl[s] = f_dl[s, j]
+                GL[s] = f_GL[s, j]
+                HL[s] = f_HL[s, j]
+    return gain, feature, code, dl, GL, HL

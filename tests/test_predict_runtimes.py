@@ -555,3 +555,87 @@ def test_tree_shape_kernels_equal_the_python_loops(models):
         np.testing.assert_array_equal(treeshape.node_depths(t), t.node_depths())
         assert treeshape.depth(t) == t.depth()
         np.testing.assert_array_equal(treeshape.breadth_first(t), bfs(t))
+
+
+def _shared_splits_model(base, X, W=3, seed=0, objective="multi:softprob"):
+    """``base``'s trees, each repeated ``W`` times with its own leaf values and outputs
+    0 .. W-1 (a forest's per-class trees share their splits the same way)."""
+    rng = np.random.default_rng(seed)
+    trees, group = [], []
+    for t in base.trees:
+        for k in range(W):
+            arrays = {f: getattr(t, f) for f in ("feature", "threshold", "left", "right",
+                                                 "default_left", "is_categorical",
+                                                 "cat_offset", "gain", "cover", "count",
+                                                 "cat_bitsets")}
+            # copies, not views: sharing is recognised by content, as in a loaded model
+            arrays = {f: np.array(a) for f, a in arrays.items()}
+            trees.append(Tree.from_arrays(value=rng.normal(size=t.n_nodes), **arrays))
+            group.append(k)
+    m = Model(trees, np.asarray(group, np.int32), rng.normal(size=W), objective, W, base.info)
+    return m, X
+
+
+@pytest.fixture(scope="module")
+def shared_models(models):
+    return {"random": _shared_splits_model(*_random_model(11, n_trees=10, depth=9)),
+            "balanced": _shared_splits_model(*_random_model(12, balanced=True), W=2),
+            "cat": _shared_splits_model(*models["cat"], W=4),
+            "forest": _shared_splits_model(*_random_model(13, depth=12), W=5,
+                                           objective="multi:proba")}
+
+
+@pytest.mark.parametrize("walk", ["auto", "all", "none"])
+@pytest.mark.parametrize("name", ["random", "balanced", "cat", "forest"])
+def test_trees_sharing_their_splits_walk_once(shared_models, monkeypatch, name, walk):
+    """Runs of class trees with the same splits (forests) are walked once by pred/vpred/auto,
+    the leaf adding one value per tree: the naive walk's output, leaf ids included, padded and
+    unpadded, with NaN, in both float widths."""
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", walk)
+    m, X = shared_models[name]
+    for runtime in ("pred", "vpred", "auto"):
+        c = hardwood.compile(m, runtime)
+        if runtime != "auto":
+            assert c.width == m.n_outputs
+        _check(c, m, X)
+        if isinstance(X, np.ndarray):
+            _check(c, m, X.astype(np.float32))
+            for n in (7, 300):  # serial and parallel blocks, rows left over after the lanes
+                sub = np.ascontiguousarray(X[:n])
+                np.testing.assert_array_equal(c.predict(sub, output="leaf"),
+                                              m.predict(sub, output="leaf"))
+
+
+def test_shared_splits_are_recognised_by_content():
+    from hardwood.predict import treeshape
+    m, X = _shared_splits_model(*_random_model(14, n_trees=4), W=3)
+    assert treeshape.shared_structure(m.trees, m.tree_group, 0, len(m.trees), 3)
+    assert not treeshape.shared_structure(m.trees, m.tree_group, 0, len(m.trees), 1)
+    assert not treeshape.shared_structure(m.trees, m.tree_group, 0, len(m.trees) - 1, 3)
+    group = m.tree_group.copy()
+    group[[0, 1]] = group[[1, 0]]  # outputs out of order: no run
+    assert not treeshape.shared_structure(m.trees, group, 0, len(m.trees), 3)
+    t = m.trees[4]
+    if np.any(t.feature >= 0):
+        thr = t.threshold.copy()
+        thr[np.flatnonzero(t.feature >= 0)[0]] += 1.0  # one split differs: no run
+        trees = list(m.trees)
+        trees[4] = Tree.from_arrays(**{**{f: getattr(t, f) for f in (
+            "feature", "left", "right", "default_left", "is_categorical", "cat_offset",
+            "value", "gain", "cover", "count", "cat_bitsets")}, "threshold": thr})
+        assert not treeshape.shared_structure(trees, m.tree_group, 0, len(trees), 3)
+        m2 = Model(trees, m.tree_group, m.base_score, m.objective, 3, m.info)
+        c = hardwood.compile(m2, "vpred")
+        assert c.width == 1
+        _check(c, m2, X)
+
+
+def test_auto_one_row_with_shared_walks():
+    """One row of a model whose trees take the unpadded walk goes to the naive walk, unless
+    one of vpred's walks serves several trees (a forest's class trees)."""
+    S = dispatch.ModelShape
+    forest = dict(padded_levels=0, walked_levels=30 * 7 * 28, walked_paths=30 * 7 * 20,
+                  paths=30 * 7 * 20, qs_nodes=None)
+    assert dispatch.choose(1, S(**forest)) == "naive"
+    assert dispatch.choose(1, S(**forest, width=7)) == "vpred"
+    assert dispatch.choose(10**5, S(**forest, width=7)) == "vpred"

@@ -12,7 +12,7 @@ import numpy as np
 from . import quickscorer as _qs
 from .base import CompiledModel, make, register
 from .pred_runtime import _walks
-from .treeshape import node_depths
+from .treeshape import node_depths, shared_structure
 
 
 @register
@@ -24,7 +24,10 @@ class AutoRuntime(CompiledModel):
 
     def _build(self):
         self._rt = {}
-        self.shape = ModelShape.of(self.model.trees[self.t0:self.t1])
+        W = self.n_outputs
+        if not shared_structure(self.model.trees, self.model.tree_group, self.t0, self.t1, W):
+            W = 1
+        self.shape = ModelShape.of(self.model.trees[self.t0:self.t1], width=W)
 
     def _warm(self):
         super()._warm()
@@ -65,11 +68,13 @@ def _expected_path(tree, depth_of):
 
 class ModelShape:
     """What the ``auto`` rule weighs: per tree its depth and the mean path of its training
-    rows, whether vpred pads it or walks it unpadded (``pred_runtime._walks``), and for
-    QuickScorer the internal-node count and bitvector width (or why it cannot run the model)."""
+    rows, whether vpred pads it or walks it unpadded (``pred_runtime._walks``), for
+    QuickScorer the internal-node count and bitvector width (or why it cannot run the model),
+    and how many trees one of vpred's walks serves (``width``: runs of trees that share their
+    splits, as a forest's per-class trees, ``treeshape.shared_structure``)."""
 
     def __init__(self, padded_levels, walked_levels, walked_paths, paths, qs_nodes,
-                 qs_width=64, quickscorer_reason=None):
+                 qs_width=64, quickscorer_reason=None, width=1):
         self.padded_levels = padded_levels  # summed depth of the trees vpred pads
         self.walked_levels = walked_levels  # summed depth of those it walks unpadded
         self.walked_paths = walked_paths  # summed mean path of those it walks
@@ -77,9 +82,10 @@ class ModelShape:
         self.qs_nodes = qs_nodes  # internal nodes, None where QuickScorer cannot run
         self.qs_width = qs_width
         self.quickscorer_reason = quickscorer_reason
+        self.width = width  # trees per vpred walk
 
     @classmethod
-    def of(cls, trees):
+    def of(cls, trees, width=1):
         padded = walked = walked_paths = paths = 0.0
         for t in trees:
             depth_of = node_depths(t)
@@ -94,8 +100,8 @@ class ModelShape:
         reason = _qs.unsupported_reason(trees)
         nodes = (int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees))
                  if reason is None else None)
-        width = 32 if all(t.n_leaves <= 32 for t in trees) else 64
-        return cls(padded, walked, walked_paths, paths, nodes, width, reason)
+        return cls(padded, walked, walked_paths, paths, nodes,
+                   32 if all(t.n_leaves <= 32 for t in trees) else 64, reason, width)
 
 
 # Per-row costs in ns (benchmarks/README.md, "auto": fitted on XGBoost depth 4 and 6,
@@ -112,6 +118,11 @@ COST_QS_NODE = {32: 0.075, 64: 0.085}
 ONE_ROW_CALL, ONE_ROW_PADDED_LEVEL = 1400.0, 0.7
 ONE_ROW_NAIVE_CALL, ONE_ROW_NAIVE_STEP = 4200.0, 5.3
 ONE_ROW_QS_CALL, ONE_ROW_QS_NODE = 1900.0, 0.5
+# vpred's batch walk on one row costs about twice the naive walk per tree walked (random
+# forests of 30 deep trees, 2026-11-22: one regression tree per walk 52 vs 26 us for the naive
+# walk; 7 class trees per walk 26 vs 80 us): a candidate only where one walk serves several
+# trees (ModelShape.width), so the picks on boosted models are unchanged
+ONE_ROW_WALK_STEP = 2 * ONE_ROW_NAIVE_STEP
 
 
 # Runtimes that ``auto`` never picks: QuickScorer and its variants are covered by US 11,106,685
@@ -127,6 +138,8 @@ def costs(n_rows, shape, patented=False):
     if n_rows < _qs.MIN_BATCH:
         if shape.walked_levels == 0:
             cost["vpred"] = ONE_ROW_CALL + ONE_ROW_PADDED_LEVEL * shape.padded_levels
+        elif shape.width > 1:
+            cost["vpred"] = ONE_ROW_NAIVE_CALL + ONE_ROW_WALK_STEP * shape.paths / shape.width
         cost["naive"] = ONE_ROW_NAIVE_CALL + ONE_ROW_NAIVE_STEP * shape.paths
         if patented and shape.qs_nodes is not None:
             cost["quickscorer"] = ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * shape.qs_nodes
@@ -144,7 +157,8 @@ def choose(n_rows, shape):
     (:func:`costs`; measurements: ``benchmarks/predict_auto_rule.py`` and benchmarks/README.md,
     "Prediction"). Batches take vpred. One row takes vpred's one-row kernel (3.8 us on the
     XGBoost depth-6 model) or the naive walk, whichever is estimated cheaper; the naive walk
-    when some trees take the unpadded walk, which has no one-row kernel. The patented
+    when some trees take the unpadded walk, which has no one-row kernel, unless one walk
+    serves several trees (a forest's class trees): then vpred's batch walk may win. The patented
     QuickScorer is never a candidate (:data:`PATENTED`), although it is faster on leaf-wise
     trees of up to about 31 leaves (LambdaMART: 3.3x vpred): users who hold a licence name it,
     ``runtime='quickscorer'``.

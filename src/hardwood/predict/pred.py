@@ -23,6 +23,8 @@ a single-row call is one Numba call with four arguments.
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ._cache import load_source
@@ -39,13 +41,19 @@ def padded_size(depths):
 
 
 class PredLayout:
-    """Per depth group: node arrays and per-tree info ``(node_off, leaf_off, group, column)``."""
+    """Per depth group: node arrays and per-tree info ``(node_off, leaf_off, group, column)``.
 
-    def __init__(self, trees, tree_group, t0, t1, pad="auto", sel=None):
+    ``width`` > 1: each tree of ``sel`` heads a run of ``width`` trees that share its splits
+    (``treeshape.shared_structure``) and add to outputs ``group .. group + width - 1`` and
+    columns ``column .. column + width - 1``; a group's ``leafval`` is then 2-D, one column per
+    tree of the run, and a walk of the first tree serves them all."""
+
+    def __init__(self, trees, tree_group, t0, t1, pad="auto", sel=None, width=1):
         """pad: 'own' (each tree to its own depth, one pass per depth), 'max' (every tree to
         the deepest; one pass) or 'auto' ('max' unless it adds over 25% more steps).
         sel: the trees to lay out (default all of t0 .. t1-1)."""
         sel = list(range(t0, t1)) if sel is None else list(sel)
+        W = int(width)
         own = {t: depth(trees[t]) for t in sel}
         dmax = max(own.values()) if own else 0
         if pad == "auto":
@@ -63,18 +71,22 @@ class PredLayout:
             ts = depths[D]
             if D == 0:
                 for t in ts:
-                    self.const_trees.append((int(tree_group[t]), t - t0, float(trees[t].value[0])))
+                    for u in range(t, t + W):
+                        self.const_trees.append((int(tree_group[u]), u - t0,
+                                                 float(trees[u].value[0])))
                 continue
             NI, NL = (1 << D) - 1, 1 << D
             feat = np.zeros(NI * len(ts), np.int32)
             thr = np.zeros(NI * len(ts), np.float64)  # dummy splits: feature 0, threshold 0
             flags = np.zeros(NI * len(ts), np.uint8)
             catoff = np.zeros(NI * len(ts), np.int64)
-            leafval = np.zeros(NL * len(ts), np.float64)
+            leafval = np.zeros((NL * len(ts), W) if W > 1 else NL * len(ts), np.float64)
             leafid = np.zeros(NL * len(ts), np.int32)
             info = np.zeros((len(ts), 4), np.int64)
             for k, t in enumerate(ts):
                 tr = trees[t]
+                vals = (np.stack([trees[u].value for u in range(t, t + W)], axis=1) if W > 1
+                        else tr.value)
                 nb_off, lb_off = k * NI, k * NL
                 info[k] = (nb_off, lb_off, int(tree_group[t]), t - t0)
                 # (padded index, node id, level)
@@ -82,7 +94,7 @@ class PredLayout:
                 while stack:
                     p, node, lvl = stack.pop()
                     if lvl == D:
-                        leafval[lb_off + p - NI] = tr.value[node]
+                        leafval[lb_off + p - NI] = vals[node]
                         leafid[lb_off + p - NI] = node
                         continue
                     if tr.feature[node] >= 0:
@@ -191,9 +203,11 @@ def lanes_rows(V, direct):
     return ["            xq = xs[(r - r0) * F:]"]
 
 
-def walk_head(name, params, V, direct):
-    """The decorator, signature and (unless ``direct``) block copy of a generated walk."""
+def walk_head(name, params, V, direct, multi=False):
+    """The decorator, signature and (unless ``direct``) block copy of a generated walk;
+    ``multi``: ``W``, the number of values per leaf."""
     return (["@njit(cache=True, nogil=True)", f"def {name}(X, r0, r1, used, {params}):"]
+            + (["    W = leafval.shape[1]"] if multi else [])
             + ([] if direct else transposed_block(V)))
 
 
@@ -203,11 +217,12 @@ def node_slices(stop):
             for k, a in (("fk", "feat"), ("tk", "thr"), ("ok", "flags"), ("ck", "catoff"))]
 
 
-def _rows_walk(name, V, mode, direct=False):
+def _rows_walk(name, V, mode, direct=False, multi=False):
     """Rows r0..r1 through every tree of a depth group, V rows interleaved. Outside categorical
-    models the root's feature and threshold are read once per tree for all lanes."""
+    models the root's feature and threshold are read once per tree for all lanes. ``multi``:
+    ``leafval`` is 2-D, a leaf's values for the W trees that share the walked one's splits."""
     hoist = mode != "cat"
-    L = walk_head(name, f"D, {_ARGS}", V, direct) + [
+    L = walk_head(name, f"D, {_ARGS}", V, direct, multi) + [
          "    NI = (1 << D) - 1",
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
@@ -226,32 +241,54 @@ def _rows_walk(name, V, mode, direct=False):
     for lane in range(V):
         L += _lane_step(lane, mode, "                ", V=V, direct=direct)
     L += lanes_tail(V, "ik", "lk", "{i} - NI", "for lvl in range(D):",
-                    _lane_step(0, mode, "                "))
+                    _lane_step(0, mode, "                "), multi)
     return L
 
 
-def lanes_tail(V, ids, vals, leaf, loop, step):
+def lanes_tail(V, ids, vals, leaf, loop, step, multi=False):
     """The end of a V-lane walk: each lane's leaf (``ids``/``vals`` indexed by ``leaf`` with
     ``{i}`` the lane's index) written out, then the rows left over walked one at a time
-    (``loop`` the level loop's header, ``step`` lane 0's step)."""
+    (``loop`` the level loop's header, ``step`` lane 0's step). ``multi``: the leaf's ``W``
+    values (a row of the 2-D ``vals``) go to outputs ``g .. g + W - 1``, its id to columns
+    ``col .. col + W - 1``."""
     at = [leaf.format(i=f"i{lane}") for lane in range(V)]
     L = ["            if want_leaf:"]
-    L += [f"                lout[r + {lane}, col] = {ids}[np.uint64({at[lane]})]"
-          for lane in range(V)]
+    L += _leaf_out(range(V), ids, at, multi, "                ")
     L.append("            else:")
-    L += [f"                out[r + {lane}, g] += {vals}[np.uint64({at[lane]})]"
-          for lane in range(V)]
+    L += _value_out(range(V), vals, at, multi, "                ")
     L += [f"            r += {V}",
           "        while r < r1:",
           "            x0 = X[r]",
           "            i0 = 0",
           "            " + loop]
     L += step
-    L += ["            if want_leaf:",
-          f"                lout[r, col] = {ids}[np.uint64({at[0]})]",
-          "            else:",
-          f"                out[r, g] += {vals}[np.uint64({at[0]})]",
-          "            r += 1"]
+    L += ["            if want_leaf:"]
+    L += _leaf_out([None], ids, at, multi, "                ")
+    L += ["            else:"]
+    L += _value_out([None], vals, at, multi, "                ")
+    L += ["            r += 1"]
+    return L
+
+
+def _leaf_out(lanes, ids, at, multi, pad):
+    """Lines writing the leaf ids of ``lanes`` (None: the one row ``r``, lane 0's index)."""
+    rows = [(f"r + {lane}", at[lane]) if lane is not None else ("r", at[0]) for lane in lanes]
+    if not multi:
+        return [f"{pad}lout[{r}, col] = {ids}[np.uint64({a})]" for r, a in rows]
+    L = [f"{pad}q{k} = {ids}[np.uint64({a})]" for k, (r, a) in enumerate(rows)]
+    L.append(f"{pad}for w in range(W):")
+    L += [f"{pad}    lout[{r}, col + w] = q{k}" for k, (r, a) in enumerate(rows)]
+    return L
+
+
+def _value_out(lanes, vals, at, multi, pad):
+    """Lines adding the leaf values of ``lanes`` (None: the one row ``r``) to ``out``."""
+    rows = [(f"r + {lane}", at[lane]) if lane is not None else ("r", at[0]) for lane in lanes]
+    if not multi:
+        return [f"{pad}out[{r}, g] += {vals}[np.uint64({a})]" for r, a in rows]
+    L = [f"{pad}q{k} = np.uint64({a})" for k, (r, a) in enumerate(rows)]
+    L.append(f"{pad}for w in range(W):")
+    L += [f"{pad}    out[{r}, g + w] += {vals}[q{k}, w]" for k, (r, a) in enumerate(rows)]
     return L
 
 
@@ -299,14 +336,18 @@ def block_driver_source(walk, V, cat, args):
     return L
 
 
-def _kernel_source(V, cat):
+def _kernel_source(V, cat, multi=False):
     L = [_HEADER.format(V=V, CAT=cat)]
-    L += block_driver_source(_rows_walk, V, cat, "D, " + _ARGS)
+    walk = partial(_rows_walk, multi=True) if multi else _rows_walk
+    L += block_driver_source(walk, V, cat, "D, " + _ARGS)
     return "\n".join(L) + "\n"
 
 
-def kernels(V, cat):
-    return load_source(f"vpred_v{V}_{'c' if cat else 'n'}", _kernel_source(V, bool(cat)))
+def kernels(V, cat, multi=False):
+    """The generated module of ``V`` lanes; ``multi``: for 2-D ``leafval`` (see
+    :class:`PredLayout`'s ``width``)."""
+    tag = f"v{V}_{'c' if cat else 'n'}{'_m' if multi else ''}"
+    return load_source(f"vpred_{tag}", _kernel_source(V, bool(cat), bool(multi)))
 
 
 # -- the one-row path ---------------------------------------------------------------------------

@@ -55,16 +55,24 @@ class PredRuntime(CompiledModel):
         super().__init__(model, iteration_range, tree_range)
 
     def _build(self):
-        trees = self.model.trees[self.t0:self.t1]
+        # runs of W trees that share their splits (a forest's per-class trees) are walked
+        # once, and the leaf reached adds W values (treeshape.shared_structure)
+        W = self.n_outputs
+        if not treeshape.shared_structure(self.model.trees, self.model.tree_group, self.t0,
+                                          self.t1, W):
+            W = 1
+        self.width = W
+        heads = list(range(self.t0, self.t1, W))
+        trees = [self.model.trees[h] for h in heads]
         depths = [treeshape.depth(t) for t in trees]
         walks = [_walks(t, d, self._walk) for t, d in zip(trees, depths)]
         if _pred.padded_size([d for d, w in zip(depths, walks) if not w]) > \
                 _pred.MAX_PADDED_NODES:
             walks = [True] * len(trees)  # padding all the others would take too much memory
-        walked = [self.t0 + k for k, w in enumerate(walks) if w]
-        padded = [self.t0 + k for k, w in enumerate(walks) if not w]
+        walked = [h for h, w in zip(heads, walks) if w]
+        padded = [h for h, w in zip(heads, walks) if not w]
         layout = _pred.PredLayout(self.model.trees, self.model.tree_group, self.t0, self.t1,
-                                  pad=self._pad, sel=padded)
+                                  pad=self._pad, sel=padded, width=W)
         self.layout = layout
         self.cat = layout.has_cat
         # the features the splits use: a block of rows with no NaN in them takes the walk
@@ -80,27 +88,30 @@ class PredRuntime(CompiledModel):
             g["v"] = v
             # unsigned: no negative-index fix-up
             g["featu"] = (position[g["feat"]] * v).astype(_pred._feat_dtype(self.used.size * v))
-            self.passes.append((_pred.kernels(v, self.cat), (g["D"], g["featu"], g["thr32"],
+            self.passes.append((_pred.kernels(v, self.cat, W > 1), (g["D"], g["featu"], g["thr32"],
                                 g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
                                 g["leafval"], g["leafid"])))
-        self.walked = len(walked)
+        self.walked = len(walked) * W  # trees on the unpadded walk
         if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
             v = self.v if self.v else WALK_V
             self.walk_v = v
             w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, v,
-                                  _pred._feat_dtype(self.used.size * v), position)
+                                  _pred._feat_dtype(self.used.size * v), position, width=W)
             a = w.arrays
-            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat), (
+            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat, W > 1), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
                 a["info"], a["leafval"], a["leafid"])))
         # rows read in place (no NaN scan, no block copy) when the walk is short next to the
         # used-feature count: both cost about one step per used feature and row
         self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
         self.const = layout.const_trees
-        self.one_row_reason = (f"{len(walked)} trees take the unpadded walk" if walked else
+        self.one_row_reason = (f"{self.walked} trees take the unpadded walk" if walked else
                                _pred.one_row_unsupported_reason(self.model.trees, self.t0,
                                                                 self.t1))
         if self.one_row_reason is None:
+            if W > 1:  # the one-row layout pads tree by tree
+                layout = _pred.PredLayout(self.model.trees, self.model.tree_group, self.t0,
+                                          self.t1, pad=self._pad)
             self.one_row = _pred.OneRowLayout(layout, self.t1 - self.t0, self.n_outputs,
                                               self.n_features, self.base, self.ncat)
             self._bind_one_row(self.one_row.kernel, self.one_row.blob)

@@ -52,3 +52,33 @@ def depth(tree) -> int:
 def breadth_first(tree) -> np.ndarray:
     """The node ids reachable from the root, breadth-first, left child first (int64)."""
     return _bfs(tree.feature, tree.left, tree.right)
+
+
+_SPLIT_FIELDS = ("feature", "threshold", "left", "right", "default_left", "is_categorical",
+                 "cat_offset", "cat_bitsets")
+
+
+def same_splits(a, b) -> bool:
+    """Whether trees ``a`` and ``b`` have the same nodes, splits and children (their leaf
+    values may differ), so that every row reaches the same leaf id in both."""
+    for name in _SPLIT_FIELDS:
+        x, y = getattr(a, name), getattr(b, name)
+        if x is not y and not (x.shape == y.shape and np.array_equal(x, y, equal_nan=True)):
+            return False
+    return True
+
+
+def shared_structure(trees, tree_group, t0, t1, width) -> bool:
+    """Whether trees ``t0 .. t1-1`` come in runs of ``width`` trees that share their splits
+    (:func:`same_splits`) and add to outputs ``g, g + 1, .., g + width - 1``: a forest's
+    per-class trees (``Forest.to_model``, imported scikit-learn forests). One walk of a run's
+    first tree then gives the leaf of all of them."""
+    width = int(width)
+    if width < 2 or t1 <= t0 or (t1 - t0) % width:
+        return False
+    for h in range(t0, t1, width):
+        g = int(tree_group[h])
+        for u in range(1, width):
+            if int(tree_group[h + u]) != g + u or not same_splits(trees[h], trees[h + u]):
+                return False
+    return True

@@ -18,6 +18,8 @@ The block drivers, the NaN-free walk and the float32 thresholds are pred's
 """
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from ._cache import load_source
@@ -31,9 +33,12 @@ _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, l
 class WalkLayout:
     """The trees ``sel`` (indices into ``trees``) packed for the walk of ``V`` lanes: per tree
     ``info[k] = (node offset, internal-node count m, leaf offset, output group, column)``;
-    a feature ``f`` is stored as ``position[f] * V`` (its place among the used features)."""
+    a feature ``f`` is stored as ``position[f] * V`` (its place among the used features).
+    ``width`` > 1: each tree of ``sel`` heads a run of ``width`` trees that share its splits,
+    as in ``pred.PredLayout``; ``leafval`` is then 2-D, one column per tree of the run."""
 
-    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype, position):
+    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype, position, width=1):
+        W = int(width)
         sizes = [trees[t].n_nodes for t in sel]
         total = int(sum(sizes))
         feat = np.zeros(total, feat_dtype)
@@ -42,7 +47,7 @@ class WalkLayout:
         catoff = np.zeros(total, np.int64)
         ch = np.zeros(2 * total, np.int32)
         n_leaves = [int(np.sum(trees[t].feature < 0)) for t in sel]
-        leafval = np.zeros(sum(n_leaves), np.float64)
+        leafval = np.zeros((sum(n_leaves), W) if W > 1 else sum(n_leaves), np.float64)
         leafid = np.zeros(sum(n_leaves), np.int32)
         info = np.zeros((len(sel), 5), np.int64)
         bits, nb_bits, pos, lpos = [], 0, 0, 0
@@ -66,7 +71,11 @@ class WalkLayout:
             cs[1:2 * m:2] = new[tr.left[internal]]
             cs[2 * m::2] = m + np.arange(leaves.size)  # leaves link to themselves
             cs[2 * m + 1::2] = m + np.arange(leaves.size)
-            leafval[lpos:lpos + leaves.size] = tr.value[leaves]
+            if W > 1:
+                for u in range(W):
+                    leafval[lpos:lpos + leaves.size, u] = trees[t + u].value[leaves]
+            else:
+                leafval[lpos:lpos + leaves.size] = tr.value[leaves]
             leafid[lpos:lpos + leaves.size] = leaves
             info[k] = (pos, m, lpos, int(tree_group[t]), t - t0)
             bits.append(tr.cat_bitsets)
@@ -95,8 +104,8 @@ def _min_of(V):
     return names[0]
 
 
-def _walk(name, V, mode, direct=False):
-    L = walk_head(name, _ARGS, V, direct) + [
+def _walk(name, V, mode, direct=False, multi=False):
+    L = walk_head(name, _ARGS, V, direct, multi) + [
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        m = info[k, 1]",
@@ -118,16 +127,19 @@ def _walk(name, V, mode, direct=False):
         L += _step(lane, mode, "                ", V, direct)
     L.append(f"                lo = {_min_of(V)}")
     L += lanes_tail(V, "leafid", "leafval", "lb + {i}", "while i0 < m:",
-                    _step(0, mode, "                "))
+                    _step(0, mode, "                "), multi)
     return L
 
 
-def _source(V, cat):
+def _source(V, cat, multi=False):
     L = [_HEADER.format(V=V, CAT=cat).replace("hardwood.predict.pred:",
                                                "hardwood.predict.vwalk:")]
-    L += block_driver_source(_walk, V, cat, _ARGS)
+    L += block_driver_source(partial(_walk, multi=True) if multi else _walk, V, cat, _ARGS)
     return "\n".join(L) + "\n"
 
 
-def kernels(V, cat):
-    return load_source(f"vwalk_v{V}_{'c' if cat else 'n'}", _source(V, bool(cat)))
+def kernels(V, cat, multi=False):
+    """The generated module of ``V`` lanes; ``multi``: for 2-D ``leafval`` (see
+    :class:`WalkLayout`'s ``width``)."""
+    tag = f"v{V}_{'c' if cat else 'n'}{'_m' if multi else ''}"
+    return load_source(f"vwalk_{tag}", _source(V, bool(cat), bool(multi)))

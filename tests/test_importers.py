@@ -3,6 +3,7 @@
 import copy
 import json
 import os
+import re
 import warnings
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 
 import hardwood
 from hardwood import ModelFormatError, import_model
+from hardwood.importers import ImportModelError
 
 xgb = pytest.importorskip("xgboost")
 lgb = pytest.importorskip("lightgbm")
@@ -361,3 +363,331 @@ def test_imported_model_feature_mismatch_and_save_round_trip(data, tmp_path):
     m.save(tmp_path / "hw.json")
     m2 = hardwood.load(tmp_path / "hw.json")
     np.testing.assert_array_equal(m2.predict(X), m.predict(X))
+
+
+# -- malformed and hostile peer models (issue 12) -------------------------------------------------
+def _ubj(v) -> bytes:
+    """A plain UBJSON encoder (untyped containers), enough to write XGBoost models."""
+    import struct
+    if v is None:
+        return b"Z"
+    if v is True or v is False:
+        return b"T" if v else b"F"
+    if isinstance(v, int):
+        return b"l" + struct.pack(">i", v) if -2**31 <= v < 2**31 else b"L" + struct.pack(">q", v)
+    if isinstance(v, float):
+        return b"D" + struct.pack(">d", v)
+    if isinstance(v, str):
+        b = v.encode()
+        return b"S" + _ubj(len(b)) + b
+    if isinstance(v, list):
+        return b"[" + b"".join(map(_ubj, v)) + b"]"
+    assert isinstance(v, dict)
+    return b"{" + b"".join(_ubj(len(k.encode())) + k.encode() + _ubj(x)
+                           for k, x in v.items()) + b"}"
+
+
+@pytest.fixture(scope="module")
+def xgb_cat():
+    """(XGBoost JSON dict with numeric and categorical splits, X, its margins)."""
+    rng = np.random.default_rng(7)
+    X = np.c_[rng.normal(size=(400, 2)), rng.integers(0, 6, 400)]
+    X[::9, 0] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.isin(X[:, 2], [1, 4]) * 2
+    feature_types = ["q", "q", "c"]
+    bst = xgb.train({"max_depth": 3, "nthread": 1, "max_cat_to_onehot": 1}, xgb.DMatrix(
+        X, y, feature_types=feature_types, enable_categorical=True), 4)
+    ref = bst.predict(xgb.DMatrix(X, feature_types=feature_types, enable_categorical=True),
+                      output_margin=True)
+    d = json.loads(bst.save_raw("json"))
+    assert any(1 in t["split_type"] for t in d["learner"]["gradient_booster"]["model"]["trees"])
+    return d, X, ref
+
+
+def _cat_tree(d):
+    trees = d["learner"]["gradient_booster"]["model"]["trees"]
+    return next(t for t in trees if 1 in t["split_type"])
+
+
+@pytest.mark.parametrize("encoding", ["json", "ubj"])
+@pytest.mark.parametrize("field,value", [
+    ("default_left", -1), ("default_left", 2), ("default_left", 0.5), ("default_left", "x"),
+    ("default_left", None), ("split_type", -1), ("split_type", 2), ("split_type", 0.5),
+    ("split_type", "x"), ("split_type", True)])
+def test_xgboost_flag_fields_hold_only_0_or_1(xgb_cat, field, value, encoding):
+    """default_left and split_type other than 0/1 were read as true/false (or numeric);
+    XGBoost reads them otherwise or refuses them (issue 12, defect 8)."""
+    d = copy.deepcopy(xgb_cat[0])
+    _cat_tree(d)[field][0] = value
+    with pytest.raises(ImportModelError, match=field):
+        import_model(d if encoding == "json" else _ubj(d))
+
+
+def test_xgboost_default_left_booleans_accepted(xgb_cat):
+    """XGBoost itself takes JSON true/false in default_left: so does hardwood."""
+    d, X, ref = copy.deepcopy(xgb_cat[0]), xgb_cat[1], xgb_cat[2]
+    for t in d["learner"]["gradient_booster"]["model"]["trees"]:
+        t["default_left"] = [bool(v) for v in t["default_left"]]
+    close(import_model(d).predict(X, output="raw"), ref)
+    close(import_model(_ubj(d)).predict(X, output="raw"), ref)
+
+
+def _gbm(d):
+    return d["learner"]["gradient_booster"]["model"]
+
+
+def _set(path, value):
+    def f(d):
+        cur = d
+        for k in path[:-1]:
+            cur = cur[k]
+        cur[path[-1]] = value
+    return f
+
+
+_LP = ["learner", "learner_model_param"]
+_GM = ["learner", "gradient_booster", "model"]
+_XGB_MALFORMED = [  # (mutation of the model dict, the field the message must name)
+    (_set(_GM + ["trees", 0], "x"), r"trees\[0\]"),
+    (lambda d: _cat_tree(d)["right_children"].__setitem__(3, "inf"), "right_children"),
+    (lambda d: _cat_tree(d)["left_children"].__setitem__(0, 1.5), "left_children"),
+    (lambda d: _cat_tree(d)["left_children"].__setitem__(0, None), "left_children"),
+    (lambda d: _cat_tree(d)["split_indices"].__setitem__(0, None), "split_indices"),
+    (lambda d: _cat_tree(d)["split_conditions"].__setitem__(0, "x"), "split_conditions"),
+    (lambda d: _cat_tree(d)["split_conditions"].__setitem__(0, []), "split_conditions"),
+    (lambda d: _cat_tree(d).__setitem__("split_conditions", {}), "split_conditions"),
+    (lambda d: _cat_tree(d)["sum_hessian"].__setitem__(0, "x"), "sum_hessian"),
+    (lambda d: _cat_tree(d).__setitem__("loss_changes", "x"), "loss_changes"),
+    (lambda d: _cat_tree(d)["categories_nodes"].__setitem__(0, "x"), "categories_nodes"),
+    (lambda d: _cat_tree(d)["categories_nodes"].__setitem__(0, 0.5), "categories_nodes"),
+    (lambda d: _cat_tree(d)["categories_segments"].__setitem__(0, 5), "categories_segments"),
+    (lambda d: _cat_tree(d)["categories_sizes"].__setitem__(0, 1000), "categories_sizes"),
+    (lambda d: _cat_tree(d)["categories"].__setitem__(0, None), "categories"),
+    (lambda d: _cat_tree(d).pop("categories_segments"), "categories_segments"),
+    (lambda d: _cat_tree(d)["tree_param"].__setitem__("num_nodes", "x"), "num_nodes"),
+    (lambda d: _cat_tree(d)["tree_param"].__setitem__("num_nodes", "6"), "num_nodes"),
+    (lambda d: _cat_tree(d).__setitem__("id", 9), "id"),
+    (_set(_LP + ["num_class"], 3), "num_class"),
+    (_set(_LP + ["num_class"], "3"), "num_class"),
+    (_set(_LP + ["num_feature"], "1e9"), "num_feature"),
+    (_set(_LP + ["num_feature"], None), "num_feature"),
+    (_set(_LP + ["base_score"], 0.5), "base_score"),
+    (_set(_LP + ["base_score"], [0.5]), "base_score"),
+    (_set(_GM + ["tree_info"], "x"), "tree_info"),
+    (_set(_GM + ["tree_info", 0], 0.0), "tree_info"),
+    (_set(_GM + ["gbtree_model_param", "num_trees"], "99"), "num_trees"),
+    (_set(_GM + ["cats"], "x"), "cats"),
+    (_set(_GM + ["cats"], {"enc": [{"values": "x"}] * 3}), "cats"),
+    (_set(["learner", "feature_types"], [1, 2, 3]), "feature_types"),
+    (_set(["learner", "feature_types"], ["q", "x", "c"]), "feature_types"),
+    (_set(["learner", "feature_types"], ["c", "q", "c"]), "feature_types"),  # numeric split on c
+    (_set(["learner", "feature_names"], "abc"), "feature_names"),
+    (_set(["learner", "objective", "name"], 5), "objective"),
+    (_set(["learner"], []), "learner"),
+    (_set(["learner", "gradient_booster", "model"], None), "model"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_XGB_MALFORMED)))
+def test_xgboost_malformed_fields_named(xgb_cat, case):
+    """Malformed XGBoost JSON raised bare KeyError/TypeError/ValueError/AttributeError, or was
+    read silently (issue 12, defect 13): now an ImportModelError naming the field."""
+    mutate, field = _XGB_MALFORMED[case]
+    d = copy.deepcopy(xgb_cat[0])
+    mutate(d)
+    for src in (d, _ubj(d)):
+        with pytest.raises(ImportModelError, match=field):
+            import_model(src)
+
+
+def test_xgboost_model_that_is_not_an_object_refused():
+    for src in (_ubj([1, 2]), _ubj("x"), b"[1]", b"{", b'{"learner": 5}'):
+        with pytest.raises(ImportModelError):
+            import_model(src, format="xgboost")
+
+
+@pytest.fixture(scope="module")
+def lgb_cat():
+    """(LightGBM text with a categorical split and missing-value splits, X, its margins)."""
+    rng = np.random.default_rng(8)
+    X = np.c_[rng.normal(size=(600, 2)), rng.integers(0, 8, 600)]
+    X[::7, 0] = np.nan
+    y = np.nan_to_num(X[:, 0]) + np.isin(X[:, 2], [1, 4, 6]) * 3
+    b = lgb.train({"verbose": -1, "num_leaves": 6, "num_threads": 1, "min_data_per_group": 5,
+                   "cat_smooth": 1, "min_data_in_leaf": 5},
+                  lgb.Dataset(X, y, categorical_feature=[2]), 4)
+    text = b.model_to_string()
+    assert "num_cat=1" in text
+    return text, X, b.predict(X, raw_score=True)
+
+
+def _lgb_set(key, value, tree=0, index=None):
+    """Set ``key=`` of tree ``tree`` (None: the header); ``index``: one token of it."""
+    def f(text):
+        lines = text.split("\n")
+        t = -1
+        for i, line in enumerate(lines):
+            if line.startswith("Tree="):
+                t += 1
+            if t == (-1 if tree is None else tree) and line.startswith(key + "="):
+                v = line.split("=", 1)[1]
+                if index is not None:
+                    toks = v.split(" ")
+                    toks[index] = value
+                    v = " ".join(toks)
+                else:
+                    v = value
+                lines[i] = key + "=" + v
+                return "\n".join(lines)
+        raise KeyError(key)
+    return f
+
+
+def _lgb_cat_tree(text):
+    trees = text.split("\nTree=")[1:]
+    return next(i for i, t in enumerate(trees) if "num_cat=1" in t)
+
+
+_LGB_MALFORMED = [  # (mutation of the model text, the field the message must name)
+    (lambda s: _lgb_set("num_cat", "0", _lgb_cat_tree(s))(s), "num_cat"),
+    (lambda s: _lgb_set("num_cat", "2", _lgb_cat_tree(s))(s), "cat_boundaries"),
+    (lambda s: _lgb_set("num_cat", "x", _lgb_cat_tree(s))(s), "num_cat"),
+    (lambda s: _lgb_set("cat_threshold", "x", _lgb_cat_tree(s))(s), "cat_threshold"),
+    (lambda s: _lgb_set("cat_boundaries", "0 99999", _lgb_cat_tree(s))(s), "cat_threshold"),
+    (_lgb_set("num_leaves", "x"), "num_leaves"),
+    (_lgb_set("num_leaves", "1.5"), "num_leaves"),
+    (_lgb_set("threshold", "x", index=1), "threshold"),
+    (_lgb_set("threshold", "1_0", index=1), "threshold"),
+    (_lgb_set("left_child", "1.5", index=0), "left_child"),
+    (_lgb_set("left_child", "99999999999999999999999", index=0), "left_child"),
+    (_lgb_set("decision_type", "99", index=0), "decision_type"),
+    (_lgb_set("leaf_count", "x", index=0), "leaf_count"),
+    (_lgb_set("split_gain", "x", index=0), "split_gain"),
+    (_lgb_set("is_linear", "x"), "is_linear"),
+    (_lgb_set("objective", "binary sigmoid:x", tree=None), "sigmoid"),
+    (_lgb_set("objective", "regression num_class:x", tree=None), "num_class"),
+    (_lgb_set("max_feature_idx", "x", tree=None), "max_feature_idx"),
+    (_lgb_set("num_class", "3", tree=None), "num_class"),
+    (_lgb_set("num_tree_per_iteration", "-1", tree=None), "num_tree_per_iteration"),
+    (_lgb_set("feature_infos", "none none a:b", tree=None), "feature_infos"),
+    (_lgb_set("tree_sizes", "1 2 3 4", tree=None), "tree_sizes"),
+    (lambda s: s.replace("Tree=1\n", "Tree=5\n"), "Tree="),
+    (lambda s: s.replace("\nend of trees\n", "\n"), "end of trees"),
+    (lambda s: s.replace("pandas_categorical:null", "pandas_categorical:5"),
+     "pandas_categorical"),
+    (lambda s: s.replace("pandas_categorical:null", "pandas_categorical:[[1, 2], [3]]"),
+     "pandas_categorical"),
+    (lambda s: s.replace("num_leaves=", "num_leaves=7\nnum_leaves=", 1), "num_leaves"),
+]
+
+
+@pytest.mark.parametrize("case", range(len(_LGB_MALFORMED)))
+def test_lightgbm_malformed_fields_named(lgb_cat, case):
+    """Malformed LightGBM text raised bare KeyError/ValueError/TypeError, or was read silently
+    (issue 12, defect 13): now an ImportModelError naming the field."""
+    mutate, field = _LGB_MALFORMED[case]
+    bad = mutate(lgb_cat[0])
+    assert bad != lgb_cat[0]
+    for src in (bad, bad.encode()):
+        with pytest.raises(ImportModelError, match=field):
+            import_model(src, format="lightgbm")
+
+
+def test_lightgbm_text_not_utf8_or_not_a_model_refused(lgb_cat):
+    with pytest.raises(ImportModelError, match="UTF-8"):
+        import_model(lgb_cat[0].encode()[:200] + b"\xff\xfe" + lgb_cat[0].encode()[200:],
+                     format="lightgbm")
+    with pytest.raises(ImportModelError, match="no trees"):
+        import_model("just some\ntext", format="lightgbm")
+
+
+def test_importers_wrap_unforeseen_errors(monkeypatch, xgb_cat, lgb_cat):
+    """The safety net: an exception that no check foresaw still becomes an ImportModelError
+    naming the library and the part being read."""
+    from hardwood.importers import lightgbm as L
+    from hardwood.importers import xgboost as X
+
+    def boom(*a, **k):
+        raise KeyError("unforeseen")
+    monkeypatch.setattr(X, "_convert_tree", boom)
+    monkeypatch.setattr(L, "_convert_tree", boom)
+    with pytest.raises(ImportModelError, match=r"XGBoost model: trees\[0\] is malformed "
+                                               r"\(KeyError"):
+        import_model(xgb_cat[0])
+    with pytest.raises(ImportModelError, match=r"LightGBM model: tree 0 is malformed "
+                                               r"\(KeyError"):
+        import_model(lgb_cat[0])
+
+
+_HOSTILE = r"""
+import resource, sys
+lim = 3 << 30
+resource.setrlimit(resource.RLIMIT_AS, (lim, lim))
+import hardwood
+from hardwood.importers import ImportModelError
+try:
+    hardwood.import_model(open(sys.argv[1], "rb").read(), format=sys.argv[2])
+    print("ACCEPTED")
+except ImportModelError as e:
+    print("ImportModelError:", e)
+"""
+
+
+@pytest.mark.parametrize("case", ["lgb_feature_infos", "lgb_two_features", "lgb_bitset",
+                                  "xgb_num_feature", "xgb_num_class", "xgb_bitsets"])
+def test_sizes_in_the_file_are_capped(tmp_path, xgb_cat, lgb_cat, case):
+    """A size read from the file (a category in feature_infos, a bitset, num_feature,
+    num_class, the categories of many splits) allocated that much before any check: 1e9 in
+    feature_infos was OOM-killed (issue 12, defect 10). Run under a 3 GiB address-space limit,
+    each is now refused at once, naming the field."""
+    import subprocess
+    import sys
+    from hardwood.importers._build import MAX_CATEGORIES
+    text = lgb_cat[0]
+    infos = next(s for s in text.split("\n") if s.startswith("feature_infos="))
+    ci = _lgb_cat_tree(text)
+    if case == "lgb_feature_infos":
+        toks = infos.split(" ")
+        data, fmt, field = text.replace(infos, " ".join(toks[:-1] + ["1000000000"])), \
+            "lightgbm", "feature_infos"
+    elif case == "lgb_two_features":  # each under the cap, together over it
+        big = str(MAX_CATEGORIES // 2 + 10)
+        toks = infos.split(" ")
+        data = text.replace(infos, " ".join(toks[:-1] + [big, big]))
+        data = data.replace("max_feature_idx=2", "max_feature_idx=3")
+        names = next(s for s in text.split("\n") if s.startswith("feature_names="))
+        data = data.replace(names, names + " extra")
+        fmt, field = "lightgbm", "categories in all"
+    elif case == "lgb_bitset":  # a bitset word naming category 2**24 + 31
+        data = _lgb_set("cat_threshold", " ".join(["0"] * (MAX_CATEGORIES // 32) + ["1"]),
+                        ci)(text)
+        data = _lgb_set("cat_boundaries", f"0 {MAX_CATEGORIES // 32 + 1}", ci)(data)
+        fmt, field = "lightgbm", "categor"
+    else:
+        d = copy.deepcopy(xgb_cat[0])
+        if case == "xgb_num_feature":
+            d["learner"]["learner_model_param"]["num_feature"] = "1000000000"
+            d["learner"]["feature_types"] = []
+            field = "num_feature"
+        elif case == "xgb_num_class":
+            d["learner"]["learner_model_param"]["num_class"] = "1000000000"
+            d["learner"]["objective"]["name"] = "multi:softprob"
+            field = "num_class"
+        else:  # 300 categorical splits on a feature of 2**24 categories: 2**19 words each
+            t = _cat_tree(d)
+            t["categories"][-1] = MAX_CATEGORIES - 1
+            m = _gbm(d)
+            m["trees"] = [copy.deepcopy(t) for _ in range(300)]
+            for i, tt in enumerate(m["trees"]):
+                tt["id"] = i
+            m["tree_info"] = [0] * 300
+            m["gbtree_model_param"]["num_trees"] = "300"
+            field = "bitset words"
+        data, fmt = json.dumps(d), "xgboost"
+    path = tmp_path / "model"
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    p = subprocess.run([sys.executable, "-c", _HOSTILE, str(path), fmt], capture_output=True,
+                       text=True, timeout=300)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert "ImportModelError" in p.stdout, p.stdout
+    assert re.search(field, p.stdout), p.stdout

@@ -3,6 +3,8 @@ loader wants every child id greater than its parent's), exact threshold conversi
 final validation of every imported model with ``model.io.validate_tree``."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..data.convert import FeatureInfo
@@ -10,15 +12,89 @@ from ..model.io import KNOWN_OBJECTIVES, ModelFormatError, validate_tree
 from ..model.model import Model
 from ..model.tree import Tree
 
+# Caps on the sizes a model file states, checked before anything of that size is allocated (a
+# malformed or hostile file must give an ImportModelError, not exhaust the memory):
 MAX_NODES_PER_TREE = 1 << 22
+#: category codes of a feature lie in [0, MAX_CATEGORIES) (XGBoost's own limit, 2**24: the
+#: integers a float32 holds exactly), and all the categorical features together hold at most
+#: MAX_CATEGORIES categories
+MAX_CATEGORIES = 1 << 24
+#: features of a model (num_feature, max_feature_idx + 1)
+MAX_FEATURES = 1 << 22
+#: outputs of a model (classes, trees per iteration)
+MAX_OUTPUTS = 1 << 16
+#: 32-bit words of all the categorical splits' bitsets of a model (256 MiB); each categorical
+#: split holds ceil(categories of its feature / 32) words
+MAX_BITSET_WORDS = 1 << 26
 
 
 class ImportModelError(ModelFormatError):
     """A peer model that cannot be imported (malformed, or a feature hardwood lacks)."""
 
 
-def fail(lib, msg):
-    raise ImportModelError(f"cannot import the {lib} model: {msg}")
+def fail(lib, msg, cause=None):
+    raise ImportModelError(f"cannot import the {lib} model: {msg}") from cause
+
+
+def check_size(lib, what, value, cap, low=0):
+    """``value`` (an int read from the file) must lie in [low, cap]."""
+    if not low <= value <= cap:
+        fail(lib, f"{what}={value} is outside [{low}, {cap}]")
+    return value
+
+
+def check_categories(lib, n_categories, names=None):
+    """Category counts per feature: each and their total at most MAX_CATEGORIES."""
+    n = np.asarray(n_categories, dtype=np.int64)
+    if n.size and n.max() > MAX_CATEGORIES:
+        j = int(np.argmax(n))
+        name = f" {names[j]!r}" if names is not None else f" {j}"
+        fail(lib, f"feature{name} has {int(n[j])} categories, more than {MAX_CATEGORIES}")
+    if int(n.sum()) > MAX_CATEGORIES:
+        fail(lib, f"the categorical features have {int(n.sum())} categories in all, more than "
+                  f"{MAX_CATEGORIES}")
+
+
+def check_bitset_words(lib, split_features, n_categories):
+    """The bitsets of categorical splits on ``split_features`` fit in MAX_BITSET_WORDS."""
+    f = np.asarray(split_features, dtype=np.int64)
+    if f.size == 0:
+        return
+    words = np.maximum((np.asarray(n_categories, dtype=np.int64)[f] + 31) // 32, 1)
+    if int(words.sum()) > MAX_BITSET_WORDS:
+        fail(lib, f"the {f.size} categorical splits need {int(words.sum())} bitset words, more "
+                  f"than {MAX_BITSET_WORDS}")
+
+
+class Where:
+    """The part of the model being read, for the messages of :func:`reading`."""
+
+    def __init__(self, at="the model"):
+        self.at = at
+
+
+@contextmanager
+def reading(lib):
+    """Safety net around an importer's parsing: an exception that no check foresaw still
+    becomes an ImportModelError naming the library and the part being read (``where.at``).
+    The importers validate at the boundary with their own messages; this only catches what
+    slips through. MemoryError passes unchanged: sizes are capped before allocating."""
+    where = Where()
+    try:
+        yield where
+    except (ImportModelError, MemoryError):
+        raise
+    except Exception as e:  # noqa: BLE001 - turned into a clear error below
+        fail(lib, f"{where.at} is malformed ({type(e).__name__}: {e})", cause=e)
+
+
+def bool_words(mask) -> np.ndarray:
+    """A bool mask as little-endian bitset words (bit c of word c // 32 is ``mask[c]``)."""
+    mask = np.asarray(mask, dtype=bool).reshape(-1)
+    n_words = max(1, (mask.size + 31) // 32)
+    padded = np.zeros(n_words * 32, dtype=bool)
+    padded[:mask.size] = mask
+    return np.packbits(padded, bitorder="little").view("<u4").astype(np.uint32)
 
 
 def float32_boundary(s32) -> float:
@@ -86,14 +162,18 @@ class TreeBuilder:
         self.count[i] = int(count)
 
     def set_split(self, i, feature, threshold, default_left, left, right, *, cat_left=None,
-                  gain=0.0, cover=0.0, count=0):
-        """``cat_left``: a bool mask over category codes that go left (categorical split)."""
+                  cat_words=None, gain=0.0, cover=0.0, count=0):
+        """A categorical split gives the category codes that go left, either as ``cat_left``
+        (a bool mask over the codes) or as ``cat_words`` (the same as bitset words, see
+        :func:`bool_words`); codes beyond the feature's category count are dropped."""
+        if cat_left is not None:
+            cat_words = bool_words(cat_left)
         self.feature[i] = int(feature)
-        self.threshold[i] = float(threshold) if cat_left is None else 0.0
+        self.threshold[i] = float(threshold) if cat_words is None else 0.0
         self.left[i] = int(left)
         self.right[i] = int(right)
         self.default_left[i] = bool(default_left)
-        self.cat_left[i] = None if cat_left is None else np.asarray(cat_left, dtype=bool)
+        self.cat_left[i] = None if cat_words is None else np.asarray(cat_words, dtype=np.uint32)
         self.value[i] = 0.0
         self.gain[i] = float(gain) if np.isfinite(gain) else 0.0
         self.cover[i] = float(cover)
@@ -131,7 +211,7 @@ class TreeBuilder:
             else:
                 self.set_split(j, self.feature[i], self.threshold[i], self.default_left[i],
                                mapping[self.left[i]], mapping[self.right[i]],
-                               cat_left=self.cat_left[i], gain=self.gain[i],
+                               cat_words=self.cat_left[i], gain=self.gain[i],
                                cover=self.cover[i], count=self.count[i])
         return mapping[root]
 
@@ -164,10 +244,11 @@ class TreeBuilder:
                                      "is_categorical", "cat_offset", "value", "gain", "cover",
                                      "count")}
         words = []
+        n_words = 0
         for i in order:
             f = self.feature[i]
             internal = f >= 0
-            mask = self.cat_left[i] if internal else None
+            mask = self.cat_left[i] if internal else None  # bitset words, or None
             arr["feature"].append(f)
             arr["threshold"].append(self.threshold[i])
             arr["left"].append(int(new_id[self.left[i]]) if internal else -1)
@@ -176,13 +257,16 @@ class TreeBuilder:
             arr["is_categorical"].append(mask is not None)
             if mask is not None:
                 k_f = int(n_categories[f])
-                full = np.zeros(max(k_f, 1), dtype=bool)
-                full[:min(k_f, mask.size)] = mask[:k_f]
                 w = np.zeros(max(1, (k_f + 31) // 32), dtype=np.uint32)
-                for c in np.flatnonzero(full):
-                    w[c >> 5] |= np.uint32(1 << (int(c) & 31))
-                arr["cat_offset"].append(sum(len(x) for x in words))
+                nw = min(w.size, mask.size)
+                w[:nw] = mask[:nw]
+                if k_f % 32:  # drop the codes >= k_f
+                    w[k_f // 32] &= np.uint32((1 << (k_f % 32)) - 1)
+                elif k_f == 0:
+                    w[0] = 0
+                arr["cat_offset"].append(n_words)
                 words.append(w)
+                n_words += w.size
             else:
                 arr["cat_offset"].append(-1)
             arr["value"].append(self.value[i])

@@ -27,10 +27,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 
 import numpy as np
 
-from ._build import TreeBuilder, fail, feature_info, make_model
+from ._build import (MAX_CATEGORIES, MAX_FEATURES, MAX_NODES_PER_TREE, MAX_OUTPUTS, TreeBuilder,
+                     check_bitset_words, check_categories, check_size, fail, feature_info,
+                     make_model, reading)
 
 LIB = "LightGBM"
 ZERO = float(np.float32(1e-35))  # LightGBM's kZeroThreshold (a float widened to double)
@@ -54,37 +57,62 @@ def model_text(obj) -> str:
         obj = obj.booster_
     if type(obj).__name__ == "Booster" and hasattr(obj, "model_to_string"):
         return obj.model_to_string(num_iteration=-1)
-    if isinstance(obj, (bytes, bytearray)):
-        obj = bytes(obj).decode("utf-8")
-    if isinstance(obj, str) and (obj.startswith("tree\n") or "\nTree=" in obj):
-        return obj
-    if isinstance(obj, (str, os.PathLike)):
-        with open(obj, "r", encoding="utf-8") as fh:
-            return fh.read()
+    try:
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            obj = bytes(obj).decode("utf-8")  # bytes are the model itself, never a path
+        elif isinstance(obj, str) and "\n" not in obj:
+            with open(obj, "r", encoding="utf-8") as fh:  # a path
+                obj = fh.read()
+        elif isinstance(obj, os.PathLike):
+            with open(obj, "r", encoding="utf-8") as fh:
+                obj = fh.read()
+    except UnicodeDecodeError as e:
+        fail(LIB, f"the model text is not valid UTF-8 ({e})")
+    if isinstance(obj, str):
+        return obj.replace("\r\n", "\n")
     fail(LIB, f"cannot read a model from a {type(obj).__name__}")
 
 
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _int(s, what):
+    """An integer header or tree field, written in decimal (LightGBM writes nothing else)."""
+    s = s.strip()
+    if not _INT.fullmatch(s):
+        fail(LIB, f"{what} is not an integer: {s!r:.40}")
+    return int(s)
+
+
 def _parse(text):
-    """(header dict, [tree dicts], pandas_categorical or None)."""
-    lines = text.splitlines()
+    """(header dict, [tree dicts], pandas_categorical or None, [bytes of each tree's block]).
+
+    The text is split at ``\\n`` as LightGBM does. ``tree_sizes`` in the header, when
+    present, must give the length in bytes of every tree's block (from its ``Tree=`` line to
+    the next one, or to ``end of trees``): LightGBM finds its trees by those lengths and
+    refuses (or misreads) a model whose lengths are stale."""
     header, trees = {}, []
     cur = header
     pandas_cat = None
-    i = 0
-    while i < len(lines):
-        line = lines[i].strip()
-        i += 1
-        if line.startswith("Tree="):
+    starts, end_at, pos = [], None, 0
+    for raw in text.split("\n"):
+        at, pos = pos, pos + len(raw.encode("utf-8")) + 1
+        line = raw.strip()
+        if line.startswith("Tree=") and cur is not None:
             cur = {"Tree": line[5:]}
             trees.append(cur)
+            starts.append(at)
             continue
         if line == "end of trees":
+            if cur is None:
+                fail(LIB, "the model has two 'end of trees' lines")
             cur = None
+            end_at = at
             continue
         if line.startswith("pandas_categorical:"):
             try:
                 pandas_cat = json.loads(line[len("pandas_categorical:"):])
-            except json.JSONDecodeError:
+            except (json.JSONDecodeError, RecursionError):
                 fail(LIB, "the pandas_categorical line is not valid JSON")
             continue
         if cur is None or not line:
@@ -94,18 +122,48 @@ def _parse(text):
                 header[line] = ""
             continue
         k, v = line.split("=", 1)
+        if k in cur:
+            where = "the header" if cur is header else f"tree {len(trees) - 1}"
+            fail(LIB, f"{where} holds {k}= twice")
         cur[k] = v
-    return header, trees, pandas_cat
+    if trees and end_at is None:
+        fail(LIB, "the model text lacks its 'end of trees' line (truncated?)")
+    if pandas_cat is not None and not (
+            isinstance(pandas_cat, list) and all(isinstance(c, list) for c in pandas_cat)):
+        fail(LIB, "pandas_categorical is not a list of category lists")
+    blocks = [b - a for a, b in zip(starts, starts[1:] + [end_at])]
+    return header, trees, pandas_cat, blocks
+
+
+def _check_tree_sizes(header, got):
+    """Checked after the trees, so that a malformed tree is reported as such first."""
+    if "tree_sizes" not in header:
+        return
+    sizes = [_int(s, "tree_sizes") for s in header["tree_sizes"].split()]
+    if sizes != got:
+        bad = next((i for i, (s, g) in enumerate(zip(sizes, got)) if s != g),
+                   min(len(sizes), len(got)))
+        fail(LIB, f"tree_sizes does not match the trees (tree {bad}: "
+                  f"{sizes[bad] if bad < len(sizes) else 'no size'} bytes stated, "
+                  f"{got[bad] if bad < len(got) else 'no tree'} found); LightGBM finds its "
+                  "trees by these sizes, so an edited model needs them recomputed")
 
 
 def _arr(t, key, dtype, n, ti):
     if n == 0:
-        return np.zeros(0, dtype=dtype)
+        if t.get(key, "").strip():
+            fail(LIB, f"tree {ti}: {key} has values, expected none")
+        return np.zeros(0, dtype=np.float64 if dtype is float else np.int64)
     if key not in t:
         fail(LIB, f"tree {ti} lacks {key}")
+    v = t[key]
+    # numpy parses like Python's int()/float(), which also take '_' and non-ASCII digits:
+    # LightGBM does not, so neither does this
+    if not v.isascii() or "_" in v:
+        fail(LIB, f"tree {ti}: {key} holds something that is not a number")
     try:
-        a = np.array(t[key].split(), dtype=np.float64 if dtype is float else np.int64)
-    except ValueError:
+        a = np.array(v.split(), dtype=np.float64 if dtype is float else np.int64)
+    except (ValueError, OverflowError):
         fail(LIB, f"tree {ti}: {key} holds something that is not a number")
     if a.shape != (n,):
         fail(LIB, f"tree {ti}: {key} has {a.size} values, expected {n}")
@@ -114,99 +172,79 @@ def _arr(t, key, dtype, n, ti):
 
 def import_lightgbm(obj):
     text = model_text(obj)
-    header, trees_d, pandas_cat = _parse(text)
+    with reading(LIB) as where:
+        return _import(text, where)
+
+
+def _import(text, where):
+    where.at = "the model text"
+    header, trees_d, pandas_cat, blocks = _parse(text)
     if not trees_d:
         fail(LIB, "the model has no trees (or is not a LightGBM text model)")
-    try:
-        K = int(header.get("num_tree_per_iteration", header.get("num_class", "1")))
-        n_features = int(header["max_feature_idx"]) + 1
-    except (KeyError, ValueError):
-        fail(LIB, "the header lacks num_tree_per_iteration / max_feature_idx")
-    if K < 1 or n_features < 1:
-        fail(LIB, "num_tree_per_iteration and max_feature_idx must be positive")
+    where.at = "the header"
+    if "max_feature_idx" not in header:
+        fail(LIB, "the header lacks max_feature_idx")
+    n_features = _int(header["max_feature_idx"], "max_feature_idx") + 1
+    check_size(LIB, "max_feature_idx + 1", n_features, MAX_FEATURES, low=1)
+    K = _int(header.get("num_tree_per_iteration", header.get("num_class", "1")),
+             "num_tree_per_iteration")
+    check_size(LIB, "num_tree_per_iteration", K, MAX_OUTPUTS, low=1)
+    if "num_class" in header and _int(header["num_class"], "num_class") != K:
+        fail(LIB, f"num_class={header['num_class'].strip()} differs from "
+                  f"num_tree_per_iteration={K}")
     obj_line = header.get("objective", "regression").split()
     obj_name = obj_line[0] if obj_line else "regression"
-    opts = dict(o.split(":", 1) for o in obj_line[1:] if ":" in o)
+    opts = {}
+    for o in obj_line[1:]:
+        if ":" in o:
+            k, v = o.split(":", 1)
+            opts[k] = v
     if "sqrt" in obj_line[1:]:
         fail(LIB, "objective option 'sqrt' (reg_sqrt) is not supported")
     if obj_name not in _OBJ:
-        fail(LIB, f"objective {obj_name!r} is not supported")
-    if obj_name in ("binary", "multiclassova") and float(opts.get("sigmoid", "1")) != 1.0:
-        fail(LIB, f"objective {obj_name} with sigmoid={opts['sigmoid']} is not supported "
+        fail(LIB, f"objective {obj_name!r:.60} is not supported")
+    if obj_name in ("binary", "multiclassova") and opts.get("sigmoid", "1") not in ("1", "1.0"):
+        fail(LIB, f"objective {obj_name} with sigmoid={opts['sigmoid']!r:.40} is not supported "
                   "(only sigmoid:1)")
+    if "num_class" in opts and opts["num_class"] != str(K):
+        fail(LIB, f"the objective's num_class:{opts['num_class']:.40} differs from "
+                  f"num_tree_per_iteration={K}")
     objective = _OBJ[obj_name]
     if (objective in ("multi:softprob", "multiclassova")) != (K > 1):
         fail(LIB, f"objective {obj_name!r} does not fit {K} trees per iteration")
     names = header.get("feature_names", "").split() or [f"Column_{j}" for j in range(n_features)]
     infos = header.get("feature_infos", "").split()
     if len(names) != n_features or (infos and len(infos) != n_features):
-        fail(LIB, "feature_names/feature_infos do not match max_feature_idx")
+        fail(LIB, f"feature_names ({len(names)}) / feature_infos ({len(infos)}) do not match "
+                  f"max_feature_idx + 1 = {n_features}")
     is_cat = np.zeros(n_features, dtype=bool)
-    cat_values = [None] * n_features
+    # categories: pandas_categorical (DataFrame input) or the integer codes themselves
+    max_code = np.zeros(n_features, dtype=np.int64)
     for j, s in enumerate(infos):
         if s != "none" and not s.startswith("["):
             is_cat[j] = True
-            try:
-                cat_values[j] = [int(v) for v in s.split(":")]
-            except ValueError:
-                fail(LIB, f"feature_infos[{j}] is not a list of categories")
-    # categories: pandas_categorical (DataFrame input) or the integer codes themselves
-    max_code = np.zeros(n_features, dtype=np.int64)
-    for j in np.flatnonzero(is_cat):
-        if cat_values[j]:
-            max_code[j] = max(max(cat_values[j]) + 1, 0)
+            codes = [_int(v, f"feature_infos[{j}]") for v in s.split(":")]
+            top = max(codes)
+            if top >= MAX_CATEGORIES:
+                fail(LIB, f"feature_infos[{j}] names category {top}, beyond the largest "
+                          f"supported code {MAX_CATEGORIES - 1}")
+            max_code[j] = max(top + 1, 0)
     parsed = []
+    cat_split_features = []
     for ti, t in enumerate(trees_d):
-        if t.get("is_linear", "0").strip() == "1":
-            fail(LIB, "linear trees (linear_tree=True) are not supported: their leaves hold "
-                      "linear models, which hardwood's constant leaves cannot represent")
-        try:
-            n_leaves = int(t["num_leaves"])
-            n_cat = int(t.get("num_cat", "0"))
-        except (KeyError, ValueError):
-            fail(LIB, f"tree {ti} lacks num_leaves")
-        if n_leaves < 1 or n_cat < 0:
-            fail(LIB, f"tree {ti} has num_leaves={n_leaves}")
-        m = n_leaves - 1
-        p = {
-            "leaf_value": _arr(t, "leaf_value", float, n_leaves, ti),
-            "split_feature": _arr(t, "split_feature", int, m, ti),
-            "threshold": _arr(t, "threshold", float, m, ti),
-            "decision_type": _arr(t, "decision_type", int, m, ti),
-            "left_child": _arr(t, "left_child", int, m, ti),
-            "right_child": _arr(t, "right_child", int, m, ti),
-            "split_gain": _arr(t, "split_gain", float, m, ti) if "split_gain" in t else np.zeros(m),
-            "internal_count": (_arr(t, "internal_count", int, m, ti) if "internal_count" in t
-                               else np.zeros(m, np.int64)),
-            "leaf_count": (_arr(t, "leaf_count", int, n_leaves, ti) if "leaf_count" in t
-                           else np.zeros(n_leaves, np.int64)),
-            "n_cat": n_cat,
-        }
-        if n_cat:
-            p["cat_boundaries"] = _arr(t, "cat_boundaries", int, n_cat + 1, ti)
-            nb = int(p["cat_boundaries"][-1])
-            p["cat_threshold"] = _arr(t, "cat_threshold", int, nb, ti)
-            cb = p["cat_boundaries"]
-            if cb[0] != 0 or np.any(np.diff(cb) < 0):
-                fail(LIB, f"tree {ti}: cat_boundaries is not increasing from 0")
-            if np.any(p["cat_threshold"] < 0) or np.any(p["cat_threshold"] >= 2 ** 32):
-                fail(LIB, f"tree {ti}: cat_threshold holds a value outside uint32")
-            for k in range(m):
-                if p["decision_type"][k] & 1:
-                    f = int(p["split_feature"][k])
-                    ci = p["threshold"][k]
-                    if not (0 <= f < n_features) or not (0 <= ci < n_cat) or ci != int(ci):
-                        fail(LIB, f"tree {ti}: categorical node {k} is out of range")
-                    words = p["cat_threshold"][cb[int(ci)]:cb[int(ci) + 1]]
-                    top = 0
-                    for w_i, w in enumerate(words):
-                        if w:
-                            top = w_i * 32 + int(w).bit_length()
-                    max_code[f] = max(max_code[f], top)
+        where.at = f"tree {ti}"
+        p = _read_tree(t, ti, n_features, is_cat, max_code)
+        cat_split_features += p["cat_features"]
         parsed.append(p)
+    where.at = "pandas_categorical"
     if pandas_cat is not None and len(pandas_cat) != int(is_cat.sum()):
         fail(LIB, f"pandas_categorical lists {len(pandas_cat)} columns but the model has "
                   f"{int(is_cat.sum())} categorical features")
+    counts = np.where(is_cat, max_code, 0)
+    if pandas_cat is not None:
+        counts[is_cat] = np.maximum(counts[is_cat], [len(c) for c in pandas_cat])
+    check_categories(LIB, counts, names)
+    check_bitset_words(LIB, cat_split_features, counts)
     categories = [None] * n_features
     for k, j in enumerate(np.flatnonzero(is_cat)):
         if pandas_cat is not None:
@@ -215,7 +253,8 @@ def import_lightgbm(obj):
                 # codes beyond the pandas categories can only be reached by non-pandas input
                 categories[j] = categories[j] + list(range(len(categories[j]), int(max_code[j])))
         else:
-            categories[j] = list(range(int(max_code[j])))
+            categories[j] = range(int(max_code[j]))
+    where.at = "the features"
     info = feature_info(names, is_cat, categories)
     n_cats = info.n_categories
     if len(parsed) % K:
@@ -226,16 +265,100 @@ def import_lightgbm(obj):
     average = "average_output" in header
     n_iter = len(parsed) // K
     scale = 1.0 / n_iter if average else 1.0
-    trees = [_convert_tree(p, ti, n_features, is_cat, n_cats, scale)
-             for ti, p in enumerate(parsed)]
+    trees = []
+    for ti, p in enumerate(parsed):
+        where.at = f"tree {ti}"
+        trees.append(_convert_tree(p, ti, n_cats, scale))
+    where.at = "tree_sizes"
+    _check_tree_sizes(header, blocks)
     groups = [ti % K for ti in range(len(trees))]
     params = {"imported_from": "lightgbm", "lightgbm_objective": " ".join(obj_line)}
     if average:
         params["lightgbm_average_output"] = n_iter
+    where.at = "the model"
     return make_model(LIB, trees, groups, np.zeros(K), objective, K, info, params)
 
 
-def _convert_tree(p, ti, n_features, is_cat, n_cats, scale):
+def _read_tree(t, ti, n_features, is_cat, max_code):
+    """One tree's fields, checked; raises ``max_code`` to the categories its bitsets name."""
+    if t["Tree"].strip() != str(ti):
+        fail(LIB, f"tree {ti} is headed Tree={t['Tree'].strip()!r:.40}")
+    if t.get("is_linear", "0").strip() not in ("0", "1"):
+        fail(LIB, f"tree {ti}: is_linear is {t['is_linear']!r:.40}, not 0 or 1")
+    if t.get("is_linear", "0").strip() == "1":
+        fail(LIB, "linear trees (linear_tree=True) are not supported: their leaves hold "
+                  "linear models, which hardwood's constant leaves cannot represent")
+    if "num_leaves" not in t:
+        fail(LIB, f"tree {ti} lacks num_leaves")
+    n_leaves = _int(t["num_leaves"], f"tree {ti}: num_leaves")
+    check_size(LIB, f"tree {ti}: num_leaves", n_leaves, MAX_NODES_PER_TREE // 2, low=1)
+    m = n_leaves - 1
+    n_cat = _int(t.get("num_cat", "0"), f"tree {ti}: num_cat")
+    check_size(LIB, f"tree {ti}: num_cat", n_cat, m)
+    p = {
+        "leaf_value": _arr(t, "leaf_value", float, n_leaves, ti),
+        "split_feature": _arr(t, "split_feature", int, m, ti),
+        "threshold": _arr(t, "threshold", float, m, ti),
+        "decision_type": _arr(t, "decision_type", int, m, ti),
+        "left_child": _arr(t, "left_child", int, m, ti),
+        "right_child": _arr(t, "right_child", int, m, ti),
+        "split_gain": _arr(t, "split_gain", float, m, ti) if "split_gain" in t else np.zeros(m),
+        "internal_count": (_arr(t, "internal_count", int, m, ti) if "internal_count" in t
+                           else np.zeros(m, np.int64)),
+        "leaf_count": (_arr(t, "leaf_count", int, n_leaves, ti) if "leaf_count" in t
+                       else np.zeros(n_leaves, np.int64)),
+        "cat_words": {},
+        "cat_features": [],
+    }
+    dt = p["decision_type"]
+    if np.any((dt < 0) | (dt > 15) | ((dt >> 2) & 3 == 3)):
+        k = int(np.flatnonzero((dt < 0) | (dt > 15) | ((dt >> 2) & 3 == 3))[0])
+        fail(LIB, f"tree {ti}: node {k} has decision_type {int(dt[k])}, not a valid "
+                  "combination of categorical/default-left/missing-type bits")
+    f_all = p["split_feature"]
+    if m and (f_all.min() < 0 or f_all.max() >= n_features):
+        k = int(np.flatnonzero((f_all < 0) | (f_all >= n_features))[0])
+        fail(LIB, f"tree {ti}: node {k} splits on feature {int(f_all[k])}, outside "
+                  f"[0, {n_features}) (split_feature)")
+    cat_nodes = np.flatnonzero(dt & 1)
+    num_on_cat = np.flatnonzero(((dt & 1) == 0) & is_cat[f_all]) if m else []
+    if len(num_on_cat):
+        k = int(num_on_cat[0])
+        fail(LIB, f"tree {ti}: numeric split on categorical feature {int(f_all[k])} at node {k} "
+                  "(decision_type, feature_infos)")
+    if cat_nodes.size and not n_cat:
+        fail(LIB, f"tree {ti} has categorical splits but num_cat=0")
+    if n_cat:
+        cb = _arr(t, "cat_boundaries", int, n_cat + 1, ti)
+        if cb[0] != 0 or np.any(np.diff(cb) < 0):
+            fail(LIB, f"tree {ti}: cat_boundaries is not increasing from 0")
+        cat_thr = _arr(t, "cat_threshold", int, int(cb[-1]), ti)
+        if np.any(cat_thr < 0) or np.any(cat_thr >= 2 ** 32):
+            fail(LIB, f"tree {ti}: cat_threshold holds a value outside uint32")
+        for k in cat_nodes.tolist():
+            f = int(f_all[k])
+            ci = p["threshold"][k]
+            if not is_cat[f]:
+                fail(LIB, f"tree {ti}: categorical split on numeric feature {f} at node {k} "
+                          "(decision_type, feature_infos)")
+            if not (0 <= ci < n_cat) or ci != int(ci):
+                fail(LIB, f"tree {ti}: categorical node {k} names bitset {ci}, outside "
+                          f"[0, {n_cat}) (threshold, num_cat)")
+            words = cat_thr[cb[int(ci)]:cb[int(ci) + 1]]
+            nz = np.flatnonzero(words)
+            top = 0 if nz.size == 0 else int(nz[-1]) * 32 + int(words[nz[-1]]).bit_length()
+            if top > MAX_CATEGORIES:
+                fail(LIB, f"tree {ti}: categorical node {k} sends category {top - 1} left, "
+                          f"beyond the largest supported code {MAX_CATEGORIES - 1}")
+            max_code[f] = max(max_code[f], top)
+            p["cat_words"][k] = words.astype(np.uint32)
+            p["cat_features"].append(f)
+    elif any(t.get(key, "").strip() for key in ("cat_boundaries", "cat_threshold")):
+        fail(LIB, f"tree {ti} has cat_boundaries/cat_threshold but num_cat=0")
+    return p
+
+
+def _convert_tree(p, ti, n_cats, scale):
     leaf_value = p["leaf_value"] * scale
     n_leaves = leaf_value.size
     if not np.all(np.isfinite(leaf_value)):
@@ -262,24 +385,27 @@ def _convert_tree(p, ti, n_features, is_cat, n_cats, scale):
             fail(LIB, f"tree {ti}: a leaf index {leaf} is outside [0, {n_leaves})")
         return m + leaf
 
+    # the structure first: every node reached once from the root (depths for the fixups)
+    depth = np.full(m + n_leaves, -1, dtype=np.int64)
+    depth[0] = 0
+    stack = [0]
+    while stack:
+        k = stack.pop()
+        for c in (child(p["left_child"][k]), child(p["right_child"][k])):
+            if depth[c] >= 0:
+                fail(LIB, f"tree {ti}: node {c} is reached twice (a cycle or a shared node)")
+            depth[c] = depth[k] + 1
+            if c < m:
+                stack.append(c)
     fixups = []
-    for k in range(m):
+    for k in np.flatnonzero(depth[:m] >= 0).tolist():
         f = int(p["split_feature"][k])
-        if not 0 <= f < n_features:
-            fail(LIB, f"tree {ti}: node {k} splits on feature {f}, outside [0, {n_features})")
         dt = int(p["decision_type"][k])
         lc, rc = child(p["left_child"][k]), child(p["right_child"][k])
         gain, count = float(p["split_gain"][k]), int(p["internal_count"][k])
         if dt & 1:
-            if not is_cat[f]:
-                fail(LIB, f"tree {ti}: categorical split on numeric feature {f}")
-            cb = p["cat_boundaries"]
-            ci = int(p["threshold"][k])
-            words = p["cat_threshold"][cb[ci]:cb[ci + 1]]
-            mask = np.zeros(int(n_cats[f]), dtype=bool)
-            for c in range(min(mask.size, words.size * 32)):
-                mask[c] = (int(words[c >> 5]) >> (c & 31)) & 1 == 1
-            b.set_split(k, f, 0.0, False, lc, rc, cat_left=mask, gain=gain, count=count)
+            b.set_split(k, f, 0.0, False, lc, rc, cat_words=p["cat_words"][k], gain=gain,
+                        count=count)
             continue
         thr = float(p["threshold"][k])
         if np.isnan(thr):
@@ -290,7 +416,7 @@ def _convert_tree(p, ti, n_features, is_cat, n_cats, scale):
             b.set_split(k, f, thr, 0.0 <= thr, lc, rc, gain=gain, count=count)
         elif missing == 2:  # NaN
             b.set_split(k, f, thr, default_left, lc, rc, gain=gain, count=count)
-        elif missing == 1:  # Zero: NaN and [-ZERO, ZERO] -> default side
+        else:  # Zero: NaN and [-ZERO, ZERO] -> default side
             if default_left and thr >= ZERO:
                 b.set_split(k, f, thr, True, lc, rc, gain=gain, count=count)
             elif default_left and thr >= -ZERO:
@@ -302,14 +428,8 @@ def _convert_tree(p, ti, n_features, is_cat, n_cats, scale):
                             gain=gain, count=count)
             else:
                 fixups.append((k, f, thr, default_left, lc, rc, gain, count))
-        else:
-            fail(LIB, f"tree {ti}: node {k} has an unknown missing type {missing}")
-    if fixups:  # expand the deepest first, so that copies hold finished subtrees
-        depth = np.zeros(m + n_leaves, dtype=np.int64)
-        for k in range(m):  # parents come before children in LightGBM's numbering
-            for c in (child(p["left_child"][k]), child(p["right_child"][k])):
-                depth[c] = max(depth[c], depth[k] + 1)
-        fixups.sort(key=lambda fx: -depth[fx[0]])
+    # expand the deepest first, so that copies hold finished subtrees
+    fixups.sort(key=lambda fx: -depth[fx[0]])
     for k, f, thr, default_left, lc, rc, gain, count in fixups:
         lc2, rc2 = b.copy_subtree(lc), b.copy_subtree(rc)
         if default_left:  # thr < -ZERO: (-inf, thr] L, (thr, -ZERO) R, band+NaN L, (ZERO, inf) R

@@ -11,11 +11,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import struct
 
 import numpy as np
 
-from ._build import TreeBuilder, fail, feature_info, float32_boundary, make_model
+from ._build import (MAX_CATEGORIES, MAX_FEATURES, MAX_NODES_PER_TREE, MAX_OUTPUTS, TreeBuilder,
+                     check_bitset_words, check_categories, check_size, fail, feature_info,
+                     float32_boundary, make_model, reading)
 
 LIB = "XGBoost"
 
@@ -115,6 +118,10 @@ class _UBJ:
             count = self._length()
         if typ is not None and count is None:
             fail(LIB, "a typed UBJ container lacks its count")
+        if typ is not None and typ not in _UBJ_NUM and typ not in (b"S", b"C"):
+            # elements of no size (null, true, false, no-op) or containers: XGBoost writes only
+            # typed arrays of numbers, and a count of empty elements would cost no bytes
+            fail(LIB, f"a typed UBJ container of {typ!r} is not supported")
         return typ, count
 
     def _array(self):
@@ -161,14 +168,17 @@ def load_ubj(data: bytes) -> dict:
 
 # -- entry points -------------------------------------------------------------------------------
 def model_dict(obj) -> dict:
-    """The model as XGBoost's JSON dict, from a Booster, an XGBModel, a path, bytes or a dict."""
+    """The model as XGBoost's JSON dict, from a Booster, an XGBModel, a path, bytes, JSON text
+    or a dict."""
     if isinstance(obj, dict):
         return obj
     if hasattr(obj, "get_booster"):
         obj = obj.get_booster()
     if type(obj).__name__ == "Booster" and hasattr(obj, "save_raw"):
         return json.loads(bytes(obj.save_raw("json")).decode("utf-8"))
-    if isinstance(obj, (str, os.PathLike)):
+    if isinstance(obj, str) and obj.lstrip().startswith("{"):
+        obj = obj.encode("utf-8")  # JSON text, not a path
+    elif isinstance(obj, (str, os.PathLike)):
         with open(obj, "rb") as fh:
             obj = fh.read()
     if isinstance(obj, (bytes, bytearray, memoryview)):
@@ -183,17 +193,9 @@ def model_dict(obj) -> dict:
     fail(LIB, f"cannot read a model from a {type(obj).__name__}")
 
 
-def _num(v, what):
-    if isinstance(v, str):
-        v = v.strip()
-        if v.startswith("[") and v.endswith("]"):
-            return [_num(x, what) for x in v[1:-1].split(",") if x.strip()]
-    try:
-        return float(v)
-    except (TypeError, ValueError):
-        fail(LIB, f"{what} is not a number: {v!r}")
-
-
+# -- typed reading: XGBoost's own loader is strict about JSON types (an integer where it
+# expects a number, a number where it expects an integer, a string, null or a list in an
+# array of numbers are all errors), and so is this one, with messages naming the field -------
 def _get(d, *keys):
     cur = d
     for k in keys:
@@ -203,63 +205,181 @@ def _get(d, *keys):
     return cur
 
 
+def _dict(v, what):
+    if not isinstance(v, dict):
+        fail(LIB, f"{what} is not a JSON object (got {type(v).__name__})")
+    return v
+
+
+def _str(v, what):
+    if not isinstance(v, str):
+        fail(LIB, f"{what} is not a string (got {v!r:.60})")
+    return v
+
+
+def _types_of(a):
+    return set(map(type, a))
+
+
+def _int_array(v, what, n=None):
+    """A list of JSON integers (bool excluded) as int64."""
+    if not isinstance(v, list):
+        fail(LIB, f"{what} is not an array (got {type(v).__name__})")
+    if n is not None and len(v) != n:
+        fail(LIB, f"{what} has length {len(v)}, expected {n}")
+    if v and not _types_of(v) <= {int}:
+        bad = next(x for x in v if type(x) is not int)
+        fail(LIB, f"{what} holds {bad!r:.40}, not an integer")
+    try:
+        return np.array(v, dtype=np.int64)
+    except OverflowError:
+        fail(LIB, f"{what} holds an integer outside int64")
+
+
+def _float_array(v, what, n=None):
+    """A list of JSON numbers written as floats (XGBoost refuses integers there)."""
+    if not isinstance(v, list):
+        fail(LIB, f"{what} is not an array (got {type(v).__name__})")
+    if n is not None and len(v) != n:
+        fail(LIB, f"{what} has length {len(v)}, expected {n}")
+    if v and not _types_of(v) <= {float}:
+        bad = next(x for x in v if type(x) is not float)
+        fail(LIB, f"{what} holds {bad!r:.40}, not a floating-point number")
+    return np.array(v, dtype=np.float64)
+
+
+def _flag_array(v, what, n, booleans):
+    """0/1 per node (and false/true where XGBoost takes them: ``booleans``); any other value
+    is refused (XGBoost reads -1, 2 or 0.5 inconsistently, or refuses them)."""
+    if not isinstance(v, list):
+        fail(LIB, f"{what} is not an array (got {type(v).__name__})")
+    if len(v) != n:
+        fail(LIB, f"{what} has length {len(v)}, expected {n}")
+    types = {int, bool} if booleans else {int}
+    if v and not (_types_of(v) <= types and set(v) <= {0, 1}):
+        bad = next(x for x in v if type(x) not in types or x not in (0, 1))
+        fail(LIB, f"{what} holds {bad!r:.40}; only "
+                  f"{'0 and 1 (or false and true)' if booleans else '0 and 1'} are allowed")
+    return np.array(v, dtype=bool)
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _param_int(params, key, default, what, cap):
+    """An integer parameter that XGBoost stores as a string ("3")."""
+    if key not in params:
+        return default
+    v = _str(params[key], what)
+    if not _INT.fullmatch(v.strip()):
+        fail(LIB, f"{what} is not an integer: {v!r:.40}")
+    return check_size(LIB, what, int(v), cap)
+
+
+def _base_score(v, what):
+    """base_score: a string holding a number or a bracketed list of numbers."""
+    v = _str(v, what).strip()
+    items = v[1:-1].split(",") if v.startswith("[") and v.endswith("]") else [v]
+    try:
+        out = [float(x) for x in items if x.strip()]
+    except ValueError:
+        fail(LIB, f"{what} is not a number or a list of numbers: {v!r:.60}")
+    return np.asarray(out, dtype=np.float64)
+
+
+_FEATURE_TYPES = {"q", "float", "int", "i", "c"}  # quantitative/float/int/indicator/categorical
+
+
 def _categories_of(cats, n_features):
     """Training categories per feature stored by XGBoost ≥ 3 (``cats``), else None."""
     out = [None] * n_features
-    if not isinstance(cats, dict) or not cats.get("enc"):
+    if cats is None:
         return out
-    enc = cats["enc"]
+    _dict(cats, "gradient_booster/model/cats")
+    enc = cats.get("enc", [])
+    if not isinstance(enc, list):
+        fail(LIB, "gradient_booster/model/cats/enc is not an array")
+    if not enc:
+        return out
     if len(enc) != n_features:
-        return out
+        fail(LIB, f"gradient_booster/model/cats/enc has {len(enc)} entries for {n_features} "
+                  "features")
     for j, e in enumerate(enc):
-        if not isinstance(e, dict):
-            continue
-        values = e.get("values") or []
-        offsets = e.get("offsets") or []
-        if offsets:
-            raw = bytes(int(v) & 0xFF for v in values)
-            out[j] = [raw[offsets[i]:offsets[i + 1]].decode("utf-8", errors="replace")
-                      for i in range(len(offsets) - 1)]
-        elif values:
-            out[j] = [v for v in values]
+        what = f"gradient_booster/model/cats/enc[{j}]"
+        _dict(e, what)
+        values = e.get("values", [])
+        offsets = e.get("offsets", [])
+        if not isinstance(values, list) or not isinstance(offsets, list):
+            fail(LIB, f"{what}: values and offsets must be arrays")
+        if offsets:  # strings: UTF-8 bytes, offsets[i] .. offsets[i + 1] per category
+            off = _int_array(offsets, f"{what}/offsets")
+            raw = _int_array(values, f"{what}/values")
+            if (off[0] != 0 or off[-1] != raw.size or np.any(np.diff(off) < 0)):
+                fail(LIB, f"{what}/offsets do not split the {raw.size} bytes of values")
+            if raw.size and (raw.min() < 0 or raw.max() > 255):
+                fail(LIB, f"{what}/values holds a byte outside [0, 255]")
+            b = raw.astype(np.uint8).tobytes()
+            try:
+                names = [b[off[i]:off[i + 1]].decode("utf-8") for i in range(off.size - 1)]
+            except UnicodeDecodeError:
+                fail(LIB, f"{what}/values is not valid UTF-8")
+            out[j] = names
+        elif values:  # numbers
+            if not _types_of(values) <= {int, float}:
+                fail(LIB, f"{what}/values holds something that is not a number")
+            if not all(math.isfinite(v) for v in values):
+                fail(LIB, f"{what}/values holds a value that is not finite")
+            out[j] = list(values)
+        if out[j] is not None and len(set(out[j])) != len(out[j]):
+            fail(LIB, f"{what} lists a category twice")
     return out
 
 
+# -- entry points -------------------------------------------------------------------------------
 def import_xgboost(obj):
     d = model_dict(obj)
-    learner = _get(d, "learner")
-    gb = _get(learner, "gradient_booster")
+    with reading(LIB) as where:
+        return _import(d, where)
+
+
+def _import(d, where):
+    _dict(d, "the model")
+    learner = _dict(_get(d, "learner"), "learner")
+    gb = _dict(_get(learner, "gradient_booster"), "learner/gradient_booster")
     name = gb.get("name")
     if name == "dart":
         fail(LIB, "DART boosters are not supported (their tree weights depend on dropout); "
                   "train with booster='gbtree'")
     if name != "gbtree":
-        fail(LIB, f"booster {name!r} is not supported (only 'gbtree')")
-    mparam = _get(learner, "learner_model_param")
-    n_features = int(_num(mparam.get("num_feature", 0), "num_feature"))
-    num_class = int(_num(mparam.get("num_class", 0), "num_class"))
-    num_target = int(_num(mparam.get("num_target", 1), "num_target"))
+        fail(LIB, f"booster {name!r:.60} is not supported (only 'gbtree')")
+    where.at = "learner/learner_model_param"
+    mparam = _dict(_get(learner, "learner_model_param"), "learner/learner_model_param")
+    n_features = _param_int(mparam, "num_feature", 0, "learner_model_param/num_feature",
+                            MAX_FEATURES)
+    num_class = _param_int(mparam, "num_class", 0, "learner_model_param/num_class", MAX_OUTPUTS)
+    num_target = _param_int(mparam, "num_target", 1, "learner_model_param/num_target",
+                            MAX_OUTPUTS)
     if num_target > 1:
         fail(LIB, f"multi-target models (num_target={num_target}) are not supported")
     if n_features < 1:
-        fail(LIB, "the model has no features")
-    obj_name = _get(learner, "objective", "name")
+        fail(LIB, "the model has no features (learner_model_param/num_feature)")
+    obj_name = _str(_get(learner, "objective", "name"), "learner/objective/name")
     if obj_name not in _OBJ:
-        fail(LIB, f"objective {obj_name!r} is not supported")
+        fail(LIB, f"objective {obj_name!r:.60} is not supported")
     objective, base_link = _OBJ[obj_name]
-    K = max(num_class, 1)
-    if objective in ("multi:softprob", "multi:softmax") and K < 2:
-        fail(LIB, f"{obj_name} needs num_class >= 2")
-    if objective not in ("multi:softprob", "multi:softmax"):
-        K = 1
-    base = _num(mparam.get("base_score", "0.5"), "base_score")
-    base = np.atleast_1d(np.asarray(base, dtype=np.float64))
+    multi = objective in ("multi:softprob", "multi:softmax")
+    if multi and num_class < 2:
+        fail(LIB, f"{obj_name} needs num_class >= 2 (learner_model_param/num_class)")
+    if not multi and num_class > 1:
+        fail(LIB, f"num_class={num_class} does not fit objective {obj_name}")
+    K = num_class if multi else 1
+    base = _base_score(mparam.get("base_score", "0.5"), "learner_model_param/base_score")
     if base.size == 1:
         base = np.repeat(base, K)
     if base.size != K:
         fail(LIB, f"base_score has {base.size} values for {K} outputs")
     base = base.astype(np.float32).astype(np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if base_link == "logit":
             base = np.log(base / (1.0 - base))
         elif base_link == "log":
@@ -268,37 +388,57 @@ def import_xgboost(obj):
         fail(LIB, "base_score is outside the objective's range")
     base = base.astype(np.float32).astype(np.float64)
 
-    names = learner.get("feature_names") or [f"f{i}" for i in range(n_features)]
-    types = learner.get("feature_types") or ["float"] * n_features
-    if len(names) != n_features or len(types) != n_features:
-        fail(LIB, "feature_names/feature_types do not match num_feature")
+    where.at = "learner/feature_names"
+    names = learner.get("feature_names") or []
+    types = learner.get("feature_types") or []
+    if not isinstance(names, list) or not all(isinstance(s, str) for s in names):
+        fail(LIB, "learner/feature_names is not an array of strings")
+    if not isinstance(types, list) or not all(isinstance(s, str) for s in types):
+        fail(LIB, "learner/feature_types is not an array of strings")
+    if names and len(names) != n_features:
+        fail(LIB, f"learner/feature_names has {len(names)} names for num_feature={n_features}")
+    if types and len(types) != n_features:
+        fail(LIB, f"learner/feature_types has {len(types)} types for num_feature={n_features}")
+    if set(types) - _FEATURE_TYPES:
+        fail(LIB, f"learner/feature_types holds {sorted(set(types) - _FEATURE_TYPES)[0]!r:.40}, "
+                  f"not one of {sorted(_FEATURE_TYPES)}")
+    names = names or [f"f{i}" for i in range(n_features)]
+    types = types or ["float"] * n_features
     is_cat = np.array([t == "c" for t in types], dtype=bool)
 
-    model = _get(gb, "model")
+    where.at = "gradient_booster/model"
+    model = _dict(_get(gb, "model"), "gradient_booster/model")
     trees_d = _get(model, "trees")
-    tree_info = model.get("tree_info", [0] * len(trees_d))
-    if len(tree_info) != len(trees_d):
-        fail(LIB, "tree_info and trees differ in length")
+    if not isinstance(trees_d, list):
+        fail(LIB, "gradient_booster/model/trees is not an array")
+    tree_info = _int_array(_get(model, "tree_info"), "gradient_booster/model/tree_info",
+                           len(trees_d))
+    if tree_info.size and (tree_info.min() < 0 or tree_info.max() >= K):
+        ti = int(np.flatnonzero((tree_info < 0) | (tree_info >= K))[0])
+        fail(LIB, f"tree {ti} adds to output {int(tree_info[ti])}, outside [0, {K}) "
+                  "(gradient_booster/model/tree_info)")
+    gparam = model.get("gbtree_model_param")
+    if gparam is not None:
+        _dict(gparam, "gradient_booster/model/gbtree_model_param")
+        n = _param_int(gparam, "num_trees", len(trees_d), "gbtree_model_param/num_trees",
+                       1 << 62)
+        if n != len(trees_d):
+            fail(LIB, f"gbtree_model_param/num_trees={n} but the model holds {len(trees_d)} "
+                      "trees")
+    where.at = "gradient_booster/model/cats"
     stored = _categories_of(model.get("cats"), n_features)
-    # category count per categorical feature: stored training categories, else the largest
-    # category a split names (+1)
+
+    # every tree's arrays, checked; then the category count per categorical feature: stored
+    # training categories, else the largest category a split names (+1)
+    parsed = []
     max_cat = np.zeros(n_features, dtype=np.int64)
-    for t in trees_d:
-        cn = t.get("categories_nodes") or []
-        if not cn:
-            continue
-        seg = t["categories_segments"]
-        size = t["categories_sizes"]
-        cats = t["categories"]
-        feats = t["split_indices"]
-        for k, nid in enumerate(cn):
-            if not (0 <= nid < len(feats)) or not (0 <= feats[nid] < n_features):
-                fail(LIB, "a categorical split names a node or feature out of range")
-            vals = cats[seg[k]:seg[k] + size[k]]
-            if vals:
-                if min(vals) < 0 or max(vals) >= 1 << 24:
-                    fail(LIB, "a categorical split names a category out of range")
-                max_cat[feats[nid]] = max(max_cat[feats[nid]], max(vals) + 1)
+    for ti, t in enumerate(trees_d):
+        where.at = f"trees[{ti}]"
+        p = _read_tree(t, ti, n_features, is_cat)
+        for f, vals in p["cat_sets"].values():
+            if vals.size:
+                max_cat[f] = max(max_cat[f], int(vals.max()) + 1)
+        parsed.append(p)
     categories = []
     for j in range(n_features):
         if not is_cat[j]:
@@ -309,71 +449,127 @@ def import_xgboost(obj):
                           f"{len(stored[j])} stored categories")
             categories.append(stored[j])
         else:
-            categories.append(list(range(int(max_cat[j]))))
+            categories.append(range(int(max_cat[j])))
+    check_categories(LIB, [0 if c is None else len(c) for c in categories], names)
+    check_bitset_words(LIB, [f for p in parsed for f, _ in p["cat_sets"].values()],
+                       [0 if c is None else len(c) for c in categories])
+    where.at = "the features"
     info = feature_info(names, is_cat, categories)
     n_cats = info.n_categories
 
-    trees, groups = [], []
-    for ti, t in enumerate(trees_d):
-        tp = t.get("tree_param", {})
-        if int(_num(tp.get("size_leaf_vector", 1), "size_leaf_vector")) > 1:
-            fail(LIB, "vector-leaf trees are not supported")
-        trees.append(_convert_tree(t, ti, n_features, is_cat, n_cats))
-        g = int(tree_info[ti])
-        if not 0 <= g < K:
-            fail(LIB, f"tree {ti} adds to output {g}, outside [0, {K})")
-        groups.append(g)
+    trees = []
+    for ti, p in enumerate(parsed):
+        where.at = f"trees[{ti}]"
+        trees.append(_convert_tree(p, ti, n_cats))
     params = {"imported_from": "xgboost", "xgboost_objective": obj_name,
               "xgboost_version": ".".join(map(str, d.get("version", [])))}
-    return make_model(LIB, trees, groups, base, objective, K, info, params)
+    where.at = "the model"
+    return make_model(LIB, trees, tree_info.tolist(), base, objective, K, info, params)
 
 
-def _convert_tree(t, ti, n_features, is_cat, n_cats):
-    left = t["left_children"]
-    right = t["right_children"]
-    feat = t["split_indices"]
-    cond = t["split_conditions"]
-    dl = t["default_left"]
-    n = len(left)
-    for name in ("right_children", "split_indices", "split_conditions", "default_left"):
-        if len(t[name]) != n:
-            fail(LIB, f"tree {ti}: {name} has length {len(t[name])}, expected {n}")
+def _read_tree(t, ti, n_features, is_cat):
+    """One tree's arrays, type- and range-checked."""
+    w = f"trees[{ti}]"
+    _dict(t, w)
+    if "id" in t and (type(t["id"]) is not int or t["id"] != ti):
+        fail(LIB, f"{w}/id is {t['id']!r:.40}, expected {ti}")
+    tp = _dict(_get(t, "tree_param"), f"{w}/tree_param")
+    if _param_int(tp, "size_leaf_vector", 1, f"{w}/tree_param/size_leaf_vector", 1 << 62) > 1:
+        fail(LIB, "vector-leaf trees are not supported")
+    n = _param_int(tp, "num_nodes", None, f"{w}/tree_param/num_nodes", MAX_NODES_PER_TREE)
+    if n is None:
+        fail(LIB, f"{w}/tree_param lacks num_nodes")
     if n == 0:
         fail(LIB, f"tree {ti} has no nodes")
-    stype = t.get("split_type") or [0] * n
-    gain = t.get("loss_changes") or [0.0] * n
-    hess = t.get("sum_hessian") or [0.0] * n
-    cat_of = {}
-    for k, nid in enumerate(t.get("categories_nodes") or []):
-        s = t["categories_segments"][k]
-        cat_of[nid] = t["categories"][s:s + t["categories_sizes"][k]]
+    left = _get(t, "left_children")
+    if isinstance(left, list) and len(left) != n:
+        fail(LIB, f"{w}/left_children has {len(left)} nodes but {w}/tree_param/num_nodes is {n}")
+    p = {"n": n}
+    for key in ("left_children", "right_children", "split_indices"):
+        p[key] = _int_array(_get(t, key), f"{w}/{key}", n)
+    p["split_conditions"] = _float_array(_get(t, "split_conditions"), f"{w}/split_conditions", n)
+    p["default_left"] = _flag_array(_get(t, "default_left"), f"{w}/default_left", n, True)
+    # XGBoost < 1.5 wrote no split_type nor categories: all splits numeric
+    p["split_type"] = (_flag_array(t["split_type"], f"{w}/split_type", n, False)
+                       if "split_type" in t
+                       else np.zeros(n, dtype=bool))
+    for key in ("loss_changes", "sum_hessian"):  # statistics: optional, checked when present
+        p[key] = _float_array(t[key], f"{w}/{key}", n) if key in t else np.zeros(n)
+    left, right, feat = p["left_children"], p["right_children"], p["split_indices"]
+    internal = left != -1
+    bad = internal & ((left < 0) | (left >= n) | (right < 0) | (right >= n))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        fail(LIB, f"tree {ti}: node {i} has a child ({int(left[i])}, {int(right[i])}) outside "
+                  f"[0, {n}) (left_children/right_children)")
+    bad = internal & ((feat < 0) | (feat >= n_features))
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        fail(LIB, f"tree {ti}: node {i} splits on feature {int(feat[i])}, outside "
+                  f"[0, {n_features}) (split_indices)")
+    cat_nodes = np.flatnonzero(internal & p["split_type"])
+    if np.any(~is_cat[feat[cat_nodes]]):
+        i = int(cat_nodes[np.flatnonzero(~is_cat[feat[cat_nodes]])[0]])
+        fail(LIB, f"tree {ti}: categorical split on numeric feature {int(feat[i])} at node {i} "
+                  "(split_type, feature_types)")
+    num_nodes = np.flatnonzero(internal & ~p["split_type"])
+    if np.any(is_cat[feat[num_nodes]]):
+        i = int(num_nodes[np.flatnonzero(is_cat[feat[num_nodes]])[0]])
+        fail(LIB, f"tree {ti}: numeric split on categorical feature {int(feat[i])} at node {i} "
+                  "(split_type, feature_types)")
+    # categorical splits: categories_nodes lists them in order; categories_segments/sizes cut
+    # categories (the codes that go right) into one set per node
+    cat_sets = {}
+    if cat_nodes.size or any(t.get(k) for k in ("categories_nodes", "categories")):
+        nodes = _int_array(_get(t, "categories_nodes"), f"{w}/categories_nodes")
+        seg = _int_array(_get(t, "categories_segments"), f"{w}/categories_segments", nodes.size)
+        size = _int_array(_get(t, "categories_sizes"), f"{w}/categories_sizes", nodes.size)
+        cats = _int_array(_get(t, "categories"), f"{w}/categories")
+        if not np.array_equal(nodes, cat_nodes):
+            fail(LIB, f"tree {ti}: categories_nodes {nodes.tolist()[:8]} does not list the "
+                      f"categorical splits {cat_nodes.tolist()[:8]} (split_type)")
+        if (np.any(size < 0) or np.any(seg != np.concatenate([[0], np.cumsum(size)[:-1]]))
+                or int(size.sum()) != cats.size):
+            fail(LIB, f"tree {ti}: categories_segments/categories_sizes do not cut the "
+                      f"{cats.size} categories")
+        if cats.size and (cats.min() < 0 or cats.max() >= MAX_CATEGORIES):
+            fail(LIB, f"tree {ti}: categories holds a category outside [0, {MAX_CATEGORIES})")
+        for k, i in enumerate(nodes.tolist()):
+            cat_sets[i] = (int(feat[i]), cats[seg[k]:seg[k] + size[k]])
+    p["cat_sets"] = cat_sets
+    return p
+
+
+def _convert_tree(p, ti, n_cats):
+    n = p["n"]
+    left, right, feat = p["left_children"], p["right_children"], p["split_indices"]
+    cond, dl = p["split_conditions"], p["default_left"]
+    gain, hess = p["loss_changes"], p["sum_hessian"]
+    with np.errstate(over="ignore"):
+        cond32 = cond.astype(np.float32)
     b = TreeBuilder(LIB)
     b.reserve(n)
     for i in range(n):
         lc, rc = int(left[i]), int(right[i])
         if lc == -1:
-            v = float(np.float32(cond[i]))
+            v = float(cond32[i])
             if not math.isfinite(v):
-                fail(LIB, f"tree {ti}: leaf {i} has a non-finite value")
+                fail(LIB, f"tree {ti}: leaf {i} has a non-finite value (split_conditions)")
             b.set_leaf(i, v, cover=float(hess[i]))
             continue
         f = int(feat[i])
-        if not 0 <= f < n_features:
-            fail(LIB, f"tree {ti}: node {i} splits on feature {f}, outside [0, {n_features})")
-        if not (0 <= lc < n and 0 <= rc < n):
-            fail(LIB, f"tree {ti}: node {i} has a child outside [0, {n})")
-        if int(stype[i]) == 1:
-            if not is_cat[f]:
-                fail(LIB, f"tree {ti}: categorical split on numeric feature {f}")
-            right_set = np.asarray(cat_of.get(i, []), dtype=np.int64)
+        if i in p["cat_sets"]:
+            right_set = p["cat_sets"][i][1]
             mask = np.ones(int(n_cats[f]), dtype=bool)  # not in the set -> left
             mask[right_set[right_set < mask.size]] = False
             b.set_split(i, f, 0.0, bool(dl[i]), lc, rc, cat_left=mask, gain=float(gain[i]),
                         cover=float(hess[i]))
         else:
-            c = np.float32(cond[i])
+            c = cond32[i]
             if np.isnan(c):
-                fail(LIB, f"tree {ti}: node {i} has a NaN threshold")
+                fail(LIB, f"tree {ti}: node {i} has a NaN threshold (split_conditions)")
+            if c == -np.inf:  # x < -inf holds for no x: hardwood's x <= t cannot say that
+                fail(LIB, f"tree {ti}: node {i} splits at -inf (split_conditions)")
             thr = float32_boundary(np.nextafter(c, np.float32(-np.inf)))
             b.set_split(i, f, thr, bool(dl[i]), lc, rc, gain=float(gain[i]),
                         cover=float(hess[i]))

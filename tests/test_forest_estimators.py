@@ -5,6 +5,7 @@ import os
 import pickle
 
 import numpy as np
+import pandas as pd
 import pytest
 from sklearn.datasets import load_digits, make_classification, make_friedman1
 from sklearn.model_selection import train_test_split
@@ -62,6 +63,109 @@ def test_model_format_roundtrip_predicts_the_same(clf_data, tmp_path):
     np.testing.assert_allclose(r.model_.predict(Xte), r.predict(Xte), rtol=1e-12)
     np.testing.assert_allclose(hw.load(r.model_.to_json()).predict(Xte), r.predict(Xte),
                                rtol=1e-12)
+
+
+def _mean_of_trees(forest, X):
+    """The reference: each row walks each estimator's tree (numpy, NaN by default_left) to
+    its leaf; returns the leaves (pre-order node ids) and the mean of their leaf values."""
+    n = X.shape[0]
+    leaves = np.empty((n, len(forest.trees)), np.int64)
+    total = np.zeros((n, forest.n_outputs))
+    for k, t in enumerate(forest.trees):
+        node = np.zeros(n, np.int64)
+        while True:
+            idx = np.flatnonzero(t.feature[node] >= 0)
+            if idx.size == 0:
+                break
+            at = node[idx]
+            v = X[idx, t.feature[at]]
+            go_left = np.where(np.isnan(v), t.default_left[at], v <= t.threshold[at])
+            node[idx] = np.where(go_left, t.left[at], t.right[at])
+        leaves[:, k] = node
+        total += t.value[node]
+    return leaves, total / len(forest.trees)
+
+
+def _hostile_frame(rng, n):
+    df = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n),
+                       "c": pd.Categorical(rng.choice(["red", "green", "blue", "grey"], n)),
+                       "d": rng.normal(size=n)})
+    df.loc[::7, "a"] = np.nan
+    df.loc[::11, "c"] = np.nan
+    return df
+
+
+def test_estimators_predict_the_mean_of_their_trees():
+    """predict/predict_proba/apply go through model_'s compiled runtime: the mean of the
+    estimators' leaf values (to 1e-12: model_'s trees hold value / n_estimators, summed) and
+    their pre-order leaf ids, with NaN, +-inf, unseen and missing categories, float32 and
+    read-only input."""
+    from hardwood.data.convert import to_float_matrix
+
+    rng = np.random.default_rng(21)
+    df = _hostile_frame(rng, 800)
+    code = df.c.cat.codes.to_numpy()
+    yc = np.where(code == 0, 2, (df.b > 0.3).to_numpy().astype(int))
+    yr = np.nan_to_num(df.a.to_numpy()) + 2 * (code == 1) + rng.normal(scale=0.1, size=800)
+    test = _hostile_frame(rng, 500)
+    test.loc[::5, "b"] = np.inf
+    test.loc[3::5, "b"] = -np.inf
+    test.loc[::9, "d"] = np.nan
+    test.loc[::13, "a"] = -np.inf
+    test["c"] = test.c.cat.add_categories(["violet"])
+    test.loc[::17, "c"] = "violet"  # a category not seen in training: default direction
+    num = df[["a", "b", "d"]].to_numpy()
+    num_test = test[["a", "b", "d"]].to_numpy()
+    ro = num_test.copy()
+    ro.setflags(write=False)
+    cases = [
+        (RandomForestClassifier(n_estimators=12, random_state=0), df, yc, [test]),
+        (RandomForestRegressor(n_estimators=9, random_state=0, max_features=0.5), df, yr,
+         [test]),
+        (RandomForestClassifier(n_estimators=10, random_state=1, max_depth=4), num, yc,
+         [num_test, num_test.astype(np.float32), ro, num_test[:1]]),
+        (RandomForestRegressor(n_estimators=7, random_state=1), num, yr,
+         [num_test, num_test.astype(np.float32), ro, num_test[:1]]),
+    ]
+    for est, X, y, tests in cases:
+        est.fit(X, y)
+        for Xt in tests:
+            mat = to_float_matrix(Xt, info=est.forest_.info, allow_inf=True)[0]
+            leaves, mean = _mean_of_trees(est.forest_, np.asarray(mat, np.float64))
+            got = est.apply(Xt)
+            assert got.dtype == np.int64
+            np.testing.assert_array_equal(got, leaves)
+            if isinstance(est, RandomForestClassifier):
+                proba = est.predict_proba(Xt)
+                assert proba.shape == mean.shape
+                np.testing.assert_allclose(proba, mean, rtol=0, atol=1e-12)
+                pred = est.predict(Xt)
+                np.testing.assert_array_equal(pred, est.classes_[np.argmax(proba, axis=1)])
+                top = np.sort(mean, axis=1)
+                clear = top[:, -1] - top[:, -2] > 1e-9  # no tie within rounding
+                np.testing.assert_array_equal(pred[clear],
+                                              est.classes_[np.argmax(mean, axis=1)][clear])
+            else:
+                pred = est.predict(Xt)
+                assert pred.shape == (mat.shape[0],)
+                np.testing.assert_allclose(pred, mean[:, 0], rtol=0, atol=1e-12)
+
+
+def test_predictions_follow_the_forest_after_warm_start(clf_data):
+    """The compiled runtime is kept on model_, which is rebuilt when the forest changes."""
+    Xtr, Xte, ytr, _ = clf_data
+    m = RandomForestClassifier(n_estimators=3, random_state=2, warm_start=True).fit(Xtr, ytr)
+    first = m.predict_proba(Xte)
+    model = m.model_
+    assert m.model_ is model  # cached
+    m.set_params(n_estimators=8).fit(Xtr, ytr)
+    assert m.model_ is not model and m.model_.num_trees == 8 * 3
+    _, mean = _mean_of_trees(m.forest_, Xte)
+    np.testing.assert_allclose(m.predict_proba(Xte), mean, rtol=0, atol=1e-12)
+    assert m.apply(Xte).shape == (Xte.shape[0], 8)
+    assert not np.allclose(m.predict_proba(Xte), first)
+    e = pickle.loads(pickle.dumps(m))  # the compiled runtime is not pickled; rebuilt on use
+    np.testing.assert_array_equal(e.predict_proba(Xte), m.predict_proba(Xte))
 
 
 def test_same_seed_same_forest_at_any_n_jobs_and_warm_start(clf_data):

@@ -15,8 +15,10 @@ Differences from scikit-learn:
   codes as ordered numbers (one bin per code), and its values are matched to the training
   categories when predicting, as the boosting estimators do.
 
-The fitted forest converts to a :class:`hardwood.Model` (``model_``) that saves, loads and
-predicts through hardwood's predictors.
+The fitted forest converts to a :class:`hardwood.Model` (``model_``) that saves and loads;
+``predict``, ``predict_proba`` and ``apply`` predict through it with ``runtime='auto'`` (one
+prediction path for boosted models and forests; the compiled runtime is cached on ``model_``,
+which is rebuilt when the forest changes, as after a ``warm_start`` fit).
 """
 from __future__ import annotations
 
@@ -249,8 +251,6 @@ class _ForestBase(BaseEstimator):
         self.n_features_in_ = d
         self.feature_importances_ = self.forest_.feature_importances()
         self._oob = oob
-        if "model_" in self.__dict__:
-            del self.__dict__["model_"]
         return self
 
     @property
@@ -261,22 +261,33 @@ class _ForestBase(BaseEstimator):
 
     @property
     def model_(self):
-        """The forest as a :class:`hardwood.Model` (built on first use)."""
+        """The forest as a :class:`hardwood.Model` (built on first use, and again when the
+        forest changes)."""
         check_is_fitted(self, "forest_")
-        if "_model" not in self.__dict__ or self.__dict__["_model"][0] is not self.forest_:
-            params = {k: v for k, v in self.get_params().items()
-                      if v is None or isinstance(v, (int, float, str, bool))}
-            self.__dict__["_model"] = (self.forest_, self.forest_.to_model(params))
-        return self.__dict__["_model"][1]
+        # kept on the forest, not in the estimator's __dict__: predicting leaves the fitted
+        # estimator as it was (scikit-learn's check_dict_unchanged)
+        return self.forest_.model(self._model_params)
+
+    def _model_params(self):
+        return {k: v for k, v in self.get_params().items()
+                if v is None or isinstance(v, (int, float, str, bool))}
 
     def _validate_X(self, X):
         check_is_fitted(self, "forest_")
         return _validate(self, X, fitting=False, reset=False)
 
+    def _predict_model(self, X, output):
+        """``model_``'s prediction of the checked rows ``X`` through the ``auto`` runtime
+        (compiled on the first call and kept on ``model_``)."""
+        return self.model_.predict(X, output=output, runtime="auto")
+
     def apply(self, X):
         """Leaf index (pre-order node id) of every tree for each row: (n_samples, n_trees)."""
         X = self._validate_X(X)
-        return self.forest_.apply(X)
+        leaves = self._predict_model(X, "leaf")
+        # model_ holds one tree per class per estimator, all with the estimator's node ids
+        step = self.forest_.n_outputs
+        return leaves[:, ::step].astype(np.int64)
 
 
 class RandomForestClassifier(ClassifierMixin, _ForestBase):
@@ -376,7 +387,8 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
     def predict_proba(self, X):
         """Mean of the trees' class fractions: (n_samples, n_classes), ``classes_`` order."""
         X = self._validate_X(X)
-        return self.forest_.predict_values(X)
+        proba = self._predict_model(X, "value")
+        return proba.reshape(proba.shape[0], self.n_classes_)
 
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):
@@ -440,4 +452,4 @@ class RandomForestRegressor(RegressorMixin, _ForestBase):
     def predict(self, X):
         """Mean of the trees' leaf means, shape (n_samples,)."""
         X = self._validate_X(X)
-        return self.forest_.predict_values(X)[:, 0]
+        return self._predict_model(X, "value")

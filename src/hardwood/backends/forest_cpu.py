@@ -693,43 +693,6 @@ def preorder(left, right, feature):
     return order[:m], new_id
 
 
-# -- prediction --------------------------------------------------------------------------------
-@njit(cache=True, nogil=True, inline="always")
-def _leaf_raw(x, root, feature, threshold, left, right, default_left):
-    node = root
-    while feature[node] >= 0:
-        v = x[feature[node]]
-        if np.isnan(v):
-            go = default_left[node]
-        else:
-            go = v <= threshold[node]
-        node = left[node] if go else right[node]
-    return node
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def predict_values(X, roots, feature, threshold, left, right, default_left, value, out):
-    """out[i] += sum over trees of the leaf value row of X[i] (left/right absolute)."""
-    n = X.shape[0]
-    K = value.shape[1]
-    for i in prange(n):
-        x = X[i]
-        for t in range(roots.shape[0]):
-            leaf = _leaf_raw(x, roots[t], feature, threshold, left, right, default_left)
-            for k in range(K):
-                out[i, k] += value[leaf, k]
-
-
-@njit(parallel=True, cache=True, nogil=True)
-def apply_leaves(X, roots, feature, threshold, left, right, default_left, out):
-    n = X.shape[0]
-    for i in prange(n):
-        x = X[i]
-        for t in range(roots.shape[0]):
-            out[i, t] = _leaf_raw(x, roots[t], feature, threshold, left, right,
-                                  default_left) - roots[t]
-
-
 @njit(cache=True, nogil=True)
 def child_keys(keys, side):
     out = np.empty(keys.shape[0], dtype=np.uint64)
@@ -743,6 +706,20 @@ def root_key(seed: int, tree_index: int) -> np.uint64:
     a = np.array([(int(seed) * 0x2545F4914F6CDD1D + int(tree_index) + 1) & (2**64 - 1)],
                  dtype=np.uint64)
     return child_keys(child_keys(a, 0), 1)[0]
+
+
+# -- out-of-bag prediction (forests predict through hardwood's runtimes: Forest.to_model) ---
+@njit(cache=True, nogil=True, inline="always")
+def _leaf_raw(x, root, feature, threshold, left, right, default_left):
+    node = root
+    while feature[node] >= 0:
+        v = x[feature[node]]
+        if np.isnan(v):
+            go = default_left[node]
+        else:
+            go = v <= threshold[node]
+        node = left[node] if go else right[node]
+    return node
 
 
 @njit(parallel=True, cache=True, nogil=True)

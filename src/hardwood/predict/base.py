@@ -135,7 +135,8 @@ class CompiledModel:
         else:
             self._build()
         self.build_seconds = time.perf_counter() - t0
-        self._warm()
+        with guard():  # warming runs the parallel kernels (hardwood.parallel)
+            self._warm()
         self.compile_seconds = time.perf_counter() - t0
 
     def __repr__(self):

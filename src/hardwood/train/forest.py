@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..backends import forest_cpu as K
-from ..data.convert import FeatureInfo, to_float_matrix
-from ..parallel import concurrent_launches, guard, threads  # noqa: F401 (threads: forest.py)
+from ..data.convert import FeatureInfo
+from ..parallel import concurrent_launches, threads  # noqa: F401 (threads: forest.py)
 from .forest_grower import GrowData, TreeArrays, TreeParams, _threads, grow_tree
 
 FOREST_PROBA = "multi:proba"  # raw sums of the per-class trees are the probabilities
@@ -74,60 +74,27 @@ class SamplingPlan:
 
 @dataclass
 class Forest:
-    """Fitted trees (pre-order node arrays) and what predicting needs."""
+    """Fitted trees (pre-order node arrays) and what predicting needs. It predicts as a
+    :class:`hardwood.Model` (:meth:`to_model`), through hardwood's runtimes."""
 
     trees: list = field(default_factory=list)
     n_outputs: int = 1  # classes (classification) or 1 (regression)
     is_reg: bool = False
     info: FeatureInfo | None = None
-    _packed: tuple | None = None
-
-    def pack(self):
-        if self._packed is None:
-            ts = self.trees
-            sizes = np.array([t.n_nodes for t in ts], dtype=np.int64)
-            roots = np.zeros(len(ts), dtype=np.int64)
-            roots[1:] = np.cumsum(sizes)[:-1]
-            cat = lambda name: np.concatenate([getattr(t, name) for t in ts])  # noqa: E731
-            feature = cat("feature")
-            internal = feature >= 0
-            off = np.repeat(roots, sizes)
-            left = np.where(internal, cat("left") + off, -1).astype(np.int64)
-            right = np.where(internal, cat("right") + off, -1).astype(np.int64)
-            self._packed = (roots, feature.astype(np.int64), cat("threshold"), left, right,
-                            cat("default_left"), np.ascontiguousarray(cat("value")))
-        return self._packed
+    _model: object = field(default=None, repr=False, compare=False)
 
     def __getstate__(self):
         s = dict(self.__dict__)
-        s["_packed"] = None
+        s["_model"] = None  # rebuilt on use
         return s
 
-    def _matrix(self, X):
-        mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True)
-        return np.ascontiguousarray(mat, dtype=np.float64)
-
-    def predict_values(self, X):
-        """Mean over trees of the leaf values: class probabilities or the regression value."""
-        with guard():
-            return self._predict_values(self._matrix(X))
-
-    def _predict_values(self, X):
-        roots, feature, thr, left, right, dl, value = self.pack()
-        out = np.zeros((X.shape[0], value.shape[1]))
-        K.predict_values(X, roots, feature, thr, left, right, dl, value, out)
-        out /= len(self.trees)
-        return out
-
-    def apply(self, X):
-        with guard():
-            return self._apply(self._matrix(X))
-
-    def _apply(self, X):
-        roots, feature, thr, left, right, dl, _ = self.pack()
-        out = np.empty((X.shape[0], len(self.trees)), dtype=np.int64)
-        K.apply_leaves(X, roots, feature, thr, left, right, dl, out)
-        return out
+    def model(self, params=None):
+        """:meth:`to_model`, built on the first call and kept: the forest's trees never change
+        (``warm_start`` fits make a new Forest). ``params``: a dict, or a function returning
+        one, used on the first call only."""
+        if self._model is None:
+            self._model = self.to_model(params() if callable(params) else params)
+        return self._model
 
     def feature_importances(self):
         """Mean decrease in impurity: per tree normalised, averaged, normalised."""

@@ -639,3 +639,28 @@ def test_auto_one_row_with_shared_walks():
     assert dispatch.choose(1, S(**forest)) == "naive"
     assert dispatch.choose(1, S(**forest, width=7)) == "vpred"
     assert dispatch.choose(10**5, S(**forest, width=7)) == "vpred"
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_big_trees_walk_in_big_blocks(shared_models, monkeypatch, direct):
+    """Big trees (forests) take the unpadded walk in blocks of about one row per node; the
+    output is the naive walk's for any row count (blocks cut to two a thread, rows left
+    over after the lanes), read in place or copied."""
+    from hardwood.predict import pred_runtime
+    monkeypatch.setattr(pred_runtime, "WALK_BIG_TREE", 1)
+    monkeypatch.setattr(dispatch.PredRuntime, "block", 8)  # the test's trees are small
+    monkeypatch.setattr(pred_runtime, "DIRECT_FACTOR", 10 ** 9 if direct else 0)
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", "all")
+    for name in ("forest", "random"):
+        m, X = shared_models[name]
+        big = np.concatenate([X] * 4)  # 1,200 rows: parallel blocks
+        c = hardwood.compile(m, "vpred")
+        assert c.walk_block > c.block
+        for rows in (big, big[:601], big[:300], big[:7]):
+            for output in ("raw", "leaf"):
+                got = c.predict(rows, output=output)
+                ref = m.predict(rows, output=output)
+                if output == "leaf":
+                    np.testing.assert_array_equal(got, ref)
+                else:
+                    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)

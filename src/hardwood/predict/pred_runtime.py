@@ -2,6 +2,7 @@
 interleaved lanes), and for deep or unbalanced trees the unpadded walk of ``predict.vwalk``."""
 from __future__ import annotations
 
+import numba
 import numpy as np
 
 from . import pred as _pred
@@ -21,6 +22,16 @@ V_TABLE = {0: {3: 8, 5: 16, 7: 16, 9: 16, 11: 16},
 WALK_PAD_FACTOR = 8
 DIRECT_FACTOR = 4  # see PredRuntime._build (benchmarks/README.md: the synthetic study)
 WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
+# Rows per block of the unpadded walk when its trees are big (random forests grown to full
+# depth: 10^4-10^5 nodes a tree): about one row per node, so that the rows of a block reuse a
+# tree's nodes while they are in cache, instead of the 128 rows (BLOCK_ROWS) that suit small
+# trees. Capped so that every thread gets two blocks, and (unless rows are read in place) so
+# that a block's transposed copy of the used features stays small (benchmarks/README.md,
+# "Random forests": 30 trees of 20k and 50k nodes, 50k rows, 2 threads: 128 rows a block
+# 0.23 and 0.67 s, 12,500 rows 0.14 and 0.19 s).
+WALK_BIG_TREE = 4096  # mean nodes per walked tree from which the blocks grow
+WALK_BLOCK_MAX = 1 << 15
+WALK_COPY_BYTES = 4 << 20
 
 
 def tuned_v(n_features, depth):
@@ -90,7 +101,7 @@ class PredRuntime(CompiledModel):
             g["featu"] = (position[g["feat"]] * v).astype(_pred._feat_dtype(self.used.size * v))
             self.passes.append((_pred.kernels(v, self.cat, W > 1), (g["D"], g["featu"], g["thr32"],
                                 g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
-                                g["leafval"], g["leafid"])))
+                                g["leafval"], g["leafid"]), False))
         self.walked = len(walked) * W  # trees on the unpadded walk
         if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
             v = self.v if self.v else WALK_V
@@ -100,10 +111,17 @@ class PredRuntime(CompiledModel):
             a = w.arrays
             self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat, W > 1), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
-                a["info"], a["leafval"], a["leafid"])))
+                a["info"], a["leafval"], a["leafid"]), True))
         # rows read in place (no NaN scan, no block copy) when the walk is short next to the
         # used-feature count: both cost about one step per used feature and row
         self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
+        self.walk_block = self.block
+        if walked:
+            nodes = sum(self.model.trees[h].n_nodes for h in walked) / len(walked)
+            if nodes >= WALK_BIG_TREE:
+                cap = WALK_BLOCK_MAX if self.direct else \
+                    WALK_COPY_BYTES // (8 * self.used.size)
+                self.walk_block = int(max(self.block, min(nodes, cap)))
         self.const = layout.const_trees
         self.one_row_reason = (f"{self.walked} trees take the unpadded walk" if walked else
                                _pred.one_row_unsupported_reason(self.model.trees, self.t0,
@@ -125,8 +143,11 @@ class PredRuntime(CompiledModel):
         n = X.shape[0]
         f32 = X.dtype == np.float32
         for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
-                  leafid) in self.passes:
-            args = (self.block, self.used, self.direct, first, feat, thr32 if f32 else thr64,
+                  leafid), walk in self.passes:
+            block = self.block
+            if walk and self.walk_block > block:  # big trees: see WALK_BIG_TREE
+                block = min(self.walk_block, max(block, -(-n // (2 * numba.get_num_threads()))))
+            args = (block, self.used, self.direct, first, feat, thr32 if f32 else thr64,
                     flags, catoff, bits, self.ncat, info, leafval, leafid, out, lout, want_leaf)
             if n < SERIAL_ROWS:
                 mod.run_serial(X, *args)

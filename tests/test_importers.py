@@ -472,6 +472,7 @@ _XGB_MALFORMED = [  # (mutation of the model dict, the field the message must na
     (_set(_LP + ["num_feature"], "1e9"), "num_feature"),
     (_set(_LP + ["num_feature"], None), "num_feature"),
     (_set(_LP + ["base_score"], 0.5), "base_score"),
+    (lambda d: d["learner"]["learner_model_param"].pop("base_score"), "base_score"),
     (_set(_LP + ["base_score"], [0.5]), "base_score"),
     (_set(_GM + ["tree_info"], "x"), "tree_info"),
     (_set(_GM + ["tree_info", 0], 0.0), "tree_info"),
@@ -498,6 +499,26 @@ def test_xgboost_malformed_fields_named(xgb_cat, case):
     for src in (d, _ubj(d)):
         with pytest.raises(ImportModelError, match=field):
             import_model(src)
+
+
+def test_xgboost_ubj_tree_arrays_typed_as_xgboost_requires(xgb_cat):
+    """XGBoost's UBJ loader reads a tree's arrays all typed (with its types) or all untyped,
+    and refuses a mixture: so does hardwood (the fuzz test found it accepting one)."""
+    import struct
+    d, X, ref = xgb_cat
+    bst = xgb.Booster(model_file=bytearray(json.dumps(d).encode()))
+    raw = bytes(bst.save_raw("ubj"))
+    close(import_model(raw).predict(X, output="raw"), ref)
+    key = b"split_conditions[$d#L"
+    i = raw.index(key) + len(key)
+    n = struct.unpack(">q", raw[i:i + 8])[0]
+    vals = raw[i + 8:i + 8 + 4 * n]
+    untyped = b"[" + b"".join(b"d" + vals[4 * k:4 * k + 4] for k in range(n)) + b"]"
+    bad = raw[:i - len(b"[$d#L")] + untyped + raw[i + 8 + 4 * n:]
+    with pytest.raises(xgb.core.XGBoostError):
+        xgb.Booster(model_file=bytearray(bad))
+    with pytest.raises(ImportModelError, match="split_conditions"):
+        import_model(bad)
 
 
 def test_xgboost_model_that_is_not_an_object_refused():

@@ -5,6 +5,17 @@ Split rule: XGBoost sends ``float32(x) < t`` left (``t`` a float32), hardwood se
 ``float32(x) <= s``, and :func:`float32_boundary` turns that into one float64 threshold that is
 exact for float32 *and* float64 inputs. Categorical splits list the categories that go
 *right*; hardwood stores the complement (the categories that go left) as a bitset.
+
+Known difference: XGBoost sends a category that is in no split's list left, also one beyond
+every category its splits name (or its stored categories), whereas hardwood treats a category
+it does not know as missing, which follows the split's default direction. They agree at the
+categorical splits whose default direction is left; at one whose default is right, such a
+category goes right in hardwood and left in XGBoost.
+
+The reading is as strict as XGBoost's own loader (JSON integers where it wants integers,
+floats where it wants numbers, string parameters, 0/1 flags, a UBJ tree's arrays all typed
+with XGBoost's types or all untyped), so that what XGBoost refuses hardwood refuses too, with
+a message naming the field.
 """
 from __future__ import annotations
 
@@ -48,6 +59,26 @@ _OBJ = {  # XGBoost objective -> (hardwood objective, base_score -> margin)
 _UBJ_NUM = {b"i": ">b", b"U": ">B", b"I": ">h", b"l": ">i", b"L": ">q", b"d": ">f", b"D": ">d"}
 _UBJ_NP = {b"i": ">i1", b"U": ">u1", b"I": ">i2", b"l": ">i4", b"L": ">i8", b"d": ">f4",
            b"D": ">f8"}
+
+
+class _TypedArray(list):
+    """A UBJ typed array (``[$d#...``), its element marker kept: XGBoost requires them."""
+
+    def __init__(self, values, typ):
+        super().__init__(values)
+        self.ubj_type = typ
+
+
+# the element type XGBoost's UBJ loader requires of a tree's typed arrays (it reads a tree's
+# arrays either all typed, with exactly these types, or all untyped)
+_UBJ_TREE_TYPES = {
+    "split_conditions": (b"d",), "loss_changes": (b"d",), "sum_hessian": (b"d",),
+    "base_weights": (b"d",), "left_children": (b"l",), "right_children": (b"l",),
+    "parents": (b"l",), "split_indices": (b"l", b"L"), "default_left": (b"U",),
+    "split_type": (b"U",), "categories": (b"l",), "categories_nodes": (b"l",),
+    "categories_segments": (b"L",), "categories_sizes": (b"L",)}
+_UBJ_NAMES = {b"i": "int8", b"U": "uint8", b"I": "int16", b"l": "int32", b"L": "int64",
+              b"d": "float32", b"D": "float64", None: "untyped"}
 
 
 class _UBJ:
@@ -129,7 +160,8 @@ class _UBJ:
         if typ in _UBJ_NP:
             dt = np.dtype(_UBJ_NP[typ])
             raw = self._take(count * dt.itemsize)
-            return np.frombuffer(raw, dtype=dt).astype(dt.newbyteorder("=")).tolist()
+            return _TypedArray(np.frombuffer(raw, dtype=dt).astype(dt.newbyteorder("=")).tolist(),
+                               typ)
         out = []
         if count is not None:
             for _ in range(count):
@@ -373,7 +405,8 @@ def _import(d, where):
     if not multi and num_class > 1:
         fail(LIB, f"num_class={num_class} does not fit objective {obj_name}")
     K = num_class if multi else 1
-    base = _base_score(mparam.get("base_score", "0.5"), "learner_model_param/base_score")
+    # XGBoost refuses a model without base_score (no default of 0.5 here either)
+    base = _base_score(_get(mparam, "base_score"), "learner_model_param/base_score")
     if base.size == 1:
         base = np.repeat(base, K)
     if base.size != K:
@@ -471,6 +504,14 @@ def _read_tree(t, ti, n_features, is_cat):
     """One tree's arrays, type- and range-checked."""
     w = f"trees[{ti}]"
     _dict(t, w)
+    typed = {k: getattr(t[k], "ubj_type", None) for k in _UBJ_TREE_TYPES
+             if isinstance(t.get(k), list)}
+    if any(typed.values()):  # from UBJ: typed arrays, all of them of XGBoost's types
+        bad = next((k for k, v in typed.items() if v not in _UBJ_TREE_TYPES[k]), None)
+        if bad:
+            fail(LIB, f"{w}/{bad} is a UBJ array of {_UBJ_NAMES.get(typed[bad], typed[bad])}; "
+                      "XGBoost reads a tree's arrays all untyped or all typed as "
+                      f"{'/'.join(_UBJ_NAMES[x] for x in _UBJ_TREE_TYPES[bad])} for {bad}")
     if "id" in t and (type(t["id"]) is not int or t["id"] != ti):
         fail(LIB, f"{w}/id is {t['id']!r:.40}, expected {ti}")
     tp = _dict(_get(t, "tree_param"), f"{w}/tree_param")

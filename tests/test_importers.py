@@ -712,3 +712,30 @@ def test_sizes_in_the_file_are_capped(tmp_path, xgb_cat, lgb_cat, case):
     assert p.returncode == 0, p.stderr[-2000:]
     assert "ImportModelError" in p.stdout, p.stdout
     assert re.search(field, p.stdout), p.stdout
+
+
+def test_lightgbm_zero_band_expansion_capped_before_building():
+    """A missing-type-Zero split whose threshold straddles the zero band becomes two hardwood
+    nodes and copies of both subtrees: a chain of 30 of them (a 1 KiB file) would build 2**32
+    nodes. The expansion is counted first and refused at once; a chain of 12 imports exactly."""
+    import time
+
+    def chain(n):
+        return "\n".join([
+            "tree", "version=v4", "num_class=1", "num_tree_per_iteration=1", "label_index=0",
+            "max_feature_idx=0", "objective=regression", "feature_names=a",
+            "feature_infos=[-1:1]", "", "Tree=0", f"num_leaves={n + 1}", "num_cat=0",
+            "split_feature=" + " ".join(["0"] * n), "threshold=" + " ".join(["-1"] * n),
+            "decision_type=" + " ".join(["6"] * n),  # default left, missing type Zero
+            "left_child=" + " ".join(str(-(k + 1)) for k in range(n)),
+            "right_child=" + " ".join([str(k + 1) for k in range(n - 1)] + [str(-(n + 1))]),
+            "leaf_value=" + " ".join(str(0.1 * k) for k in range(n + 1)), "",
+            "end of trees", ""])
+    t0 = time.perf_counter()
+    with pytest.raises(ImportModelError, match="zero-as-missing splits expand"):
+        import_model(chain(30), format="lightgbm")
+    assert time.perf_counter() - t0 < 5
+    m = import_model(chain(12), format="lightgbm")
+    X = np.array([[-2.0], [-1.0], [-0.5], [0.0], [1e-36], [-1e-36], [np.nan], [0.5], [2.0]])
+    close(m.predict(X, output="raw"),
+          lgb.Booster(model_str=chain(12)).predict(X, raw_score=True), rtol=1e-12)

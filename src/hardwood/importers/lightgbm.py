@@ -430,6 +430,15 @@ def _convert_tree(p, ti, n_cats, scale):
                 fixups.append((k, f, thr, default_left, lc, rc, gain, count))
     # expand the deepest first, so that copies hold finished subtrees
     fixups.sort(key=lambda fx: -depth[fx[0]])
+    if fixups:  # each copies both subtrees below it: count the nodes before building them
+        fix = {fx[0] for fx in fixups}
+        size = np.ones(m + n_leaves, dtype=object)
+        for k in sorted(np.flatnonzero(depth[:m] >= 0).tolist(), key=lambda k: -depth[k]):
+            below = size[child(p["left_child"][k])] + size[child(p["right_child"][k])]
+            size[k] = 3 + 2 * below if k in fix else 1 + below
+        if size[0] > MAX_NODES_PER_TREE:
+            fail(LIB, f"tree {ti}: its zero-as-missing splits expand it to {size[0]} nodes, more "
+                      f"than {MAX_NODES_PER_TREE}")
     for k, f, thr, default_left, lc, rc, gain, count in fixups:
         lc2, rc2 = b.copy_subtree(lc), b.copy_subtree(rc)
         if default_left:  # thr < -ZERO: (-inf, thr] L, (thr, -ZERO) R, band+NaN L, (ZERO, inf) R

@@ -664,3 +664,31 @@ def test_big_trees_walk_in_big_blocks(shared_models, monkeypatch, direct):
                     np.testing.assert_array_equal(got, ref)
                 else:
                     np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
+def test_packed_forest_equals_the_numpy_packing(models, shared_models):
+    """naive.pack (links made absolute by a kernel) equals the plain numpy packing."""
+    from hardwood.predict.naive import pack
+
+    def numpy_pack(trees):
+        sizes = np.array([t.n_nodes for t in trees])
+        roots = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        woff = np.concatenate([[0], np.cumsum([t.cat_bitsets.size for t in trees])[:-1]])
+        node_tree = np.repeat(np.arange(len(trees)), sizes)
+        cat = lambda name: np.concatenate([getattr(t, name) for t in trees])  # noqa: E731
+        internal = cat("feature") >= 0
+        co = cat("cat_offset").astype(np.int64)
+        return {"left": np.where(internal, cat("left") + roots[node_tree], -1),
+                "right": np.where(internal, cat("right") + roots[node_tree], -1),
+                "cat_offset": np.where(co >= 0, co + woff[node_tree], -1),
+                "feature": cat("feature"), "threshold": cat("threshold"),
+                "value": cat("value"), "default_left": cat("default_left"),
+                "is_categorical": cat("is_categorical"), "bitsets": cat("cat_bitsets"),
+                "roots": roots}
+
+    for m, _ in list(models.values()) + list(shared_models.values()):
+        got = pack(m.trees, m.tree_group, m.info.n_categories)
+        for name, ref in numpy_pack(m.trees).items():
+            np.testing.assert_array_equal(getattr(got, name), ref, err_msg=name)
+        assert got.left.dtype == got.right.dtype == np.int32
+        assert got.cat_offset.dtype == np.int64 and got.feature.dtype == np.int32

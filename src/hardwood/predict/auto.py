@@ -86,8 +86,10 @@ class ModelShape:
 
     @classmethod
     def of(cls, trees, width=1):
+        """The shape of ``trees``; ``width`` > 1: they come in runs of ``width`` trees that
+        share their splits, and the first tree of each run stands for the run."""
         padded = walked = walked_paths = paths = 0.0
-        for t in trees:
+        for t in trees[::width]:
             depth_of = node_depths(t)
             d = int(depth_of.max())
             path = _expected_path(t, depth_of)
@@ -97,6 +99,9 @@ class ModelShape:
                 walked_paths += path
             else:
                 padded += d
+        if width > 1:
+            padded, walked, walked_paths, paths = (width * x for x in (padded, walked,
+                                                                       walked_paths, paths))
         reason = _qs.unsupported_reason(trees)
         nodes = (int(sum(int(np.count_nonzero(t.feature >= 0)) for t in trees))
                  if reason is None else None)

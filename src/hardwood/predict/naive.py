@@ -41,23 +41,39 @@ def pack(trees, tree_group, n_categories) -> PackedForest:
     def cat(name, dtype):
         if not trees:
             return np.zeros(0, dtype=dtype)
-        return np.concatenate([getattr(t, name) for t in trees]).astype(dtype)
+        return np.concatenate([getattr(t, name) for t in trees], dtype=dtype,
+                              casting="unsafe")
 
+    feature = cat("feature", np.int32)
     left = cat("left", np.int64)
     right = cat("right", np.int64)
     cat_offset = cat("cat_offset", np.int64)
-    node_tree = np.repeat(np.arange(len(trees)), sizes)
-    internal = cat("feature", np.int32) >= 0
-    left = np.where(internal, left + roots[node_tree], -1).astype(np.int32)
-    right = np.where(internal, right + roots[node_tree], -1).astype(np.int32)
-    cat_offset = np.where(cat_offset >= 0, cat_offset + woff[node_tree], -1)
+    _absolute(feature, left, right, cat_offset, roots, woff)
     return PackedForest(
-        feature=cat("feature", np.int32), threshold=cat("threshold", np.float64),
-        left=left, right=right, default_left=cat("default_left", np.bool_),
+        feature=feature, threshold=cat("threshold", np.float64),
+        left=left.astype(np.int32), right=right.astype(np.int32),
+        default_left=cat("default_left", np.bool_),
         is_categorical=cat("is_categorical", np.bool_), cat_offset=cat_offset,
         value=cat("value", np.float64), bitsets=cat("cat_bitsets", np.uint32),
         roots=roots, tree_group=np.asarray(tree_group, dtype=np.int32),
         n_categories=np.asarray(n_categories, dtype=np.int64))
+
+
+@njit(cache=True, nogil=True)
+def _absolute(feature, left, right, cat_offset, roots, woff):
+    """In place: child links made absolute (-1 at leaves), bitset offsets too (-1 where none),
+    tree ``k``'s nodes starting at ``roots[k]``, its bitset words at ``woff[k]``."""
+    n = feature.shape[0]
+    for k in range(roots.shape[0]):
+        end = roots[k + 1] if k + 1 < roots.shape[0] else n
+        for i in range(roots[k], end):
+            if feature[i] >= 0:
+                left[i] += roots[k]
+                right[i] += roots[k]
+            else:
+                left[i] = -1
+                right[i] = -1
+            cat_offset[i] = cat_offset[i] + woff[k] if cat_offset[i] >= 0 else -1
 
 
 @njit(cache=True, nogil=True, inline="always")

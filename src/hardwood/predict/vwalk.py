@@ -21,11 +21,12 @@ from __future__ import annotations
 from functools import partial
 
 import numpy as np
+from numba import njit
 
 from ._cache import load_source
 from .pred import (_HEADER, _floor32, _lane_step, block_driver_source, lanes_tail,
                    lanes_rows, node_slices, root_test, walk_head)
-from .struct import _tree_order
+from .treeshape import _bfs
 
 _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
 
@@ -53,41 +54,62 @@ class WalkLayout:
         bits, nb_bits, pos, lpos = [], 0, 0, 0
         for k, t in enumerate(sel):
             tr = trees[t]
-            order = _tree_order(tr, True)  # breadth-first
-            internal = order[tr.feature[order] >= 0]
-            leaves = order[tr.feature[order] < 0]
-            m = internal.size
-            new = np.empty(tr.n_nodes, np.int64)
-            new[internal] = np.arange(m)
-            new[leaves] = m + np.arange(leaves.size)
-            sl = slice(pos + 0, pos + m)
-            feat[sl] = position[tr.feature[internal]] * V  # see pred._lane_step
-            thr[sl] = tr.threshold[internal]
-            cat = tr.is_categorical[internal]
-            flags[sl] = tr.default_left[internal].astype(np.uint8) | (cat.astype(np.uint8) << 1)
-            catoff[sl] = np.where(cat, tr.cat_offset[internal] + nb_bits, 0)
-            cs = ch[2 * pos:2 * (pos + tr.n_nodes)]
-            cs[0:2 * m:2] = new[tr.right[internal]]  # slot 0: goes right (test false)
-            cs[1:2 * m:2] = new[tr.left[internal]]
-            cs[2 * m::2] = m + np.arange(leaves.size)  # leaves link to themselves
-            cs[2 * m + 1::2] = m + np.arange(leaves.size)
+            m, nl = _fill_tree(tr.feature, tr.threshold, tr.left, tr.right, tr.default_left,
+                               tr.is_categorical, tr.cat_offset, position, V, pos, nb_bits,
+                               lpos, feat, thr, flags, catoff, ch, leafid)
+            leaves = leafid[lpos:lpos + nl]
             if W > 1:
                 for u in range(W):
-                    leafval[lpos:lpos + leaves.size, u] = trees[t + u].value[leaves]
+                    leafval[lpos:lpos + nl, u] = trees[t + u].value[leaves]
             else:
-                leafval[lpos:lpos + leaves.size] = tr.value[leaves]
-            leafid[lpos:lpos + leaves.size] = leaves
+                leafval[lpos:lpos + nl] = tr.value[leaves]
             info[k] = (pos, m, lpos, int(tree_group[t]), t - t0)
             bits.append(tr.cat_bitsets)
             nb_bits += tr.cat_bitsets.size
             pos += tr.n_nodes
-            lpos += leaves.size
+            lpos += nl
         self.arrays = {"ch": ch, "feat": feat, "thr64": thr, "thr32": _floor32(thr),
                        "flags": flags, "catoff": catoff, "info": info, "leafval": leafval,
                        "leafid": leafid}
         self.has_cat = any(trees[t].is_categorical.any() for t in sel)
         self.bitsets = (np.concatenate(bits).astype(np.uint32) if nb_bits
                         else np.zeros(1, np.uint32))
+
+
+@njit(cache=True, nogil=True)
+def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset, position, V,
+               pos, nb_bits, lpos, feat, thr, flags, catoff, ch, leafid):
+    """Lay one tree out at node ``pos`` and leaf ``lpos`` (see the module docstring): its
+    internal nodes numbered breadth-first from 0, its leaves after them, each leaf linked to
+    itself. Returns (internal-node count, leaf count)."""
+    order = _bfs(feature, left, right)
+    new = np.empty(feature.shape[0], np.int64)
+    m = 0
+    for i in order:
+        if feature[i] >= 0:
+            m += 1
+    a, b = 0, m
+    for i in order:
+        if feature[i] >= 0:
+            new[i] = a
+            a += 1
+        else:
+            new[i] = b
+            b += 1
+    for i in order:
+        j = pos + new[i]
+        if feature[i] >= 0:
+            feat[j] = position[feature[i]] * V  # see pred._lane_step
+            thr[j] = threshold[i]
+            flags[j] = (1 if default_left[i] else 0) | (2 if is_cat[i] else 0)
+            catoff[j] = cat_offset[i] + nb_bits if is_cat[i] else 0
+            ch[2 * j] = new[right[i]]  # slot 0: goes right (test false)
+            ch[2 * j + 1] = new[left[i]]
+        else:
+            ch[2 * j] = new[i]  # a leaf links to itself (thr +inf, flags default-left)
+            ch[2 * j + 1] = new[i]
+            leafid[lpos + new[i] - m] = i
+    return m, b - m
 
 
 def _step(lane, mode, indent, V=None, direct=False):

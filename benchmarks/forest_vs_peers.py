@@ -10,11 +10,29 @@ timed fit) and exclude JIT compilation: hardwood is warmed on a small set first.
     python benchmarks/forest_vs_peers.py --quick          # 40k rows, 30 trees
     python benchmarks/forest_vs_peers.py --set wide       # 50k x 3072, 10 classes
     python benchmarks/forest_vs_peers.py --growth         # depth-first / breadth-first / hybrid
+
+Prediction (``--predict``): a classifier and a regressor (``max_features='sqrt'``, target
+``y + 0.25 * x0``) are fitted once, then ``predict_proba`` / ``predict`` on the test rows are
+timed in ``--repeat`` interleaved rounds against scikit-learn's forests (fitted with the same
+parameters) and, with ``--before SRC``, against another hardwood source tree (for instance
+the commit before a change: ``git archive <commit> src | tar -x -C /tmp/before``), which
+predicts with the same fitted forests in a worker process (its ``src`` on ``PYTHONPATH``; the
+forests travel by pickle) and must give the same outputs to 1e-12. The first call after
+fitting is timed apart (it builds ``model_`` and compiles its runtime).
+
+    flock /tmp/hardwood-cpu.lock python benchmarks/forest_vs_peers.py --predict \
+        --before /tmp/before/src --peers sklearn [--set wide] [--repeat 7]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
+import pickle
+import subprocess
+import sys
+import tempfile
 import time
 
 import numpy as np
@@ -94,6 +112,145 @@ def run_xgboost(Xtr, ytr, Xte, yte, trees, threads, seed):
     return t, float((m.predict(Xte) == yte).mean())
 
 
+# -- prediction ---------------------------------------------------------------------------------
+def _predict_call(est):
+    """What is timed: predict_proba for a classifier, predict for a regressor."""
+    return est.predict_proba if hasattr(est, "predict_proba") else est.predict
+
+
+def _time_call(fn, X):
+    t = time.perf_counter()
+    out = fn(X)
+    return time.perf_counter() - t, out
+
+
+def worker():
+    """``--worker``: answers one JSON command per stdin line (load, first, time, quit) with
+    one JSON line, predicting with the hardwood found on PYTHONPATH."""
+    import hardwood
+    ests = X = None
+    for line in sys.stdin:
+        cmd = json.loads(line)
+        if cmd["cmd"] == "load":
+            wX, wy, _, _ = make_covertype_like(2000, 1)  # JIT warm-up
+            for cls in (hardwood.RandomForestClassifier, hardwood.RandomForestRegressor):
+                w = cls(n_estimators=2, random_state=0).fit(wX, wy)
+                for rows in (wX, wX[:1]):
+                    _predict_call(w)(rows)
+            with open(cmd["path"], "rb") as fh:
+                ests = pickle.load(fh)
+            X = np.load(cmd["x"])
+            res = {"hardwood": os.path.dirname(hardwood.__file__)}
+        elif cmd["cmd"] == "first":
+            sec, out = _time_call(_predict_call(ests[cmd["name"]]), X)
+            np.save(cmd["out"], out)
+            res = {"seconds": sec}
+        elif cmd["cmd"] == "time":
+            res = {"seconds": _time_call(_predict_call(ests[cmd["name"]]), X)[0]}
+        else:
+            break
+        print(json.dumps(res), flush=True)
+
+
+class Before:
+    """A worker process predicting with the hardwood sources at ``src``."""
+
+    def __init__(self, src, threads):
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(src), NUMBA_NUM_THREADS=str(threads),
+                   OMP_NUM_THREADS=str(threads))
+        self.p = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--worker"],
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                  env=env)
+
+    def ask(self, **cmd):
+        self.p.stdin.write(json.dumps(cmd) + "\n")
+        self.p.stdin.flush()
+        return json.loads(self.p.stdout.readline())
+
+    def close(self):
+        self.p.stdin.write(json.dumps({"cmd": "quit"}) + "\n")
+        self.p.stdin.close()
+        self.p.wait()
+
+
+def _spread(v):
+    v = np.asarray(v)
+    return f"median {np.median(v):7.3f} s (min {v.min():.3f}, max {v.max():.3f})"
+
+
+def predict_main(a, Xtr, ytr, Xte, trees):
+    import numba
+    from sklearn.ensemble import RandomForestClassifier as SkC
+    from sklearn.ensemble import RandomForestRegressor as SkR
+
+    import hardwood as hw
+
+    numba.set_num_threads(a.threads)
+    ytr_r = ytr + 0.25 * Xtr[:, 0]
+    kw = dict(n_estimators=trees, max_features="sqrt", n_jobs=a.threads, random_state=a.seed)
+    wX, wy, _, _ = make_covertype_like(2000, 1)  # JIT warm-up (kernels of both paths)
+    for cls in (hw.RandomForestClassifier, hw.RandomForestRegressor):
+        w = cls(**dict(kw, n_estimators=2)).fit(wX, wy)
+        for rows in (wX, wX[:1]):
+            _predict_call(w)(rows)
+    ests = {"classifier": hw.RandomForestClassifier(**kw),
+            "regressor": hw.RandomForestRegressor(**kw)}
+    for name, est in ests.items():
+        t = time.perf_counter()
+        est.fit(Xtr, ytr if name == "classifier" else ytr_r)
+        nodes = sum(tr.n_nodes for tr in est.estimators_)
+        print(f"hardwood {name}: fit {time.perf_counter() - t:.1f} s, {nodes:,} nodes",
+              flush=True)
+    tmp = tempfile.mkdtemp(prefix="forest-predict-")
+    before = None
+    if a.before:
+        with open(os.path.join(tmp, "forests.pkl"), "wb") as fh:
+            pickle.dump(ests, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        np.save(os.path.join(tmp, "X.npy"), Xte)
+        before = Before(a.before, a.threads)
+        src = before.ask(cmd="load", path=os.path.join(tmp, "forests.pkl"),
+                         x=os.path.join(tmp, "X.npy"))["hardwood"]
+        print(f"before: hardwood from {src}")
+    fns = {}
+    for name, est in ests.items():
+        sec, out = _time_call(_predict_call(est), Xte)
+        line = f"first call after fit, {name}: hardwood {sec:.3f} s"
+        if before is not None:
+            path = os.path.join(tmp, f"{name}.npy")
+            old = before.ask(cmd="first", name=name, out=path)["seconds"]
+            diff = float(np.max(np.abs(np.load(path) - out)))
+            assert diff <= 1e-12, (name, diff)
+            line += f", before {old:.3f} s (outputs equal to {diff:.1e})"
+            fns[("before", name)] = lambda name=name: before.ask(cmd="time", name=name)["seconds"]
+        print(line, flush=True)
+        fns[("hardwood", name)] = lambda est=est: _time_call(_predict_call(est), Xte)[0]
+    if "sklearn" in a.peers.split(","):
+        for name, cls in (("classifier", SkC), ("regressor", SkR)):
+            t = time.perf_counter()
+            sk = cls(**kw).fit(Xtr, ytr if name == "classifier" else ytr_r)
+            print(f"sklearn {name}: fit {time.perf_counter() - t:.1f} s", flush=True)
+            _predict_call(sk)(Xte)
+            fns[("sklearn", name)] = lambda sk=sk: _time_call(_predict_call(sk), Xte)[0]
+    times = {k: [] for k in fns}
+    for _ in range(a.repeat):  # interleaved: each runs once a round
+        for k, fn in fns.items():
+            times[k].append(fn())
+    print(f"\n{Xte.shape[0]:,} rows, {a.threads} threads, {a.repeat} interleaved rounds")
+    for name in ests:
+        for who in ("hardwood", "before", "sklearn"):
+            if (who, name) in times:
+                print(f"  {name:10s} {who:8s} {_spread(times[(who, name)])}")
+        h = np.asarray(times[("hardwood", name)])
+        for who in ("before", "sklearn"):
+            if (who, name) in times:
+                r = h / np.asarray(times[(who, name)])
+                print(f"  {name:10s} hardwood/{who} time ratio: median {np.median(r):.3f} "
+                      f"(min {r.min():.3f}, max {r.max():.3f})")
+    if before is not None:
+        before.close()
+    return times
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=["covertype", "wide"], default="covertype")
@@ -108,6 +265,11 @@ def main(argv=None):
                     help="comma-separated peers to run (sklearn, lightgbm, xgboost, or none)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
                     help="hardwood's device (cuda: on a machine with a GPU)")
+    ap.add_argument("--predict", action="store_true",
+                    help="time prediction (classifier and regressor) instead of training")
+    ap.add_argument("--before", default=None,
+                    help="with --predict: another hardwood 'src' folder to time beside this one")
+    ap.add_argument("--repeat", type=int, default=7, help="with --predict: interleaved rounds")
     a = ap.parse_args(argv)
     if a.set == "covertype":
         rows = a.rows or (40_000 if a.quick else 200_000)
@@ -119,6 +281,8 @@ def main(argv=None):
         Xtr, ytr, Xte, yte = make_wide(rows, a.seed)
     print(f"set={a.set} rows={Xtr.shape[0]} features={Xtr.shape[1]} classes={len(np.unique(ytr))}"
           f" trees={trees} threads={a.threads} max_features=sqrt")
+    if a.predict:
+        return predict_main(a, Xtr, ytr, Xte, trees)
 
     wX, wy, _, _ = make_covertype_like(2000, 1)  # JIT warm-up
     run_hardwood(wX, wy, wX[:10], wy[:10], 2, a.threads, 0, device=a.device)
@@ -146,4 +310,7 @@ def main(argv=None):
 
 
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--worker"]:
+        worker()
+    else:
+        main()

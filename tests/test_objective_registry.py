@@ -173,7 +173,7 @@ def test_transform_margin_is_the_runtime_kernel(name):
     margins = _margins(_n_outputs(name), seed=2)
     got = O.transform_margin(name, margins)
     ref = margins.copy()
-    code = T.TRANSFORM.get(name, 0)
+    code = O.transform_code(name)
     T.transform_inplace(code, ref)
     ref = ref[:, 0] if ref.shape[1] == 1 or code == T.ARGMAX else ref
     assert got.shape == ref.shape

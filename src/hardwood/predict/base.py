@@ -44,7 +44,8 @@ import time
 import numpy as np
 
 from ..parallel import guard
-from .transform import ARGMAX, TRANSFORM, transform_inplace
+from ..objectives import transform_code
+from .transform import ARGMAX, transform_inplace
 
 OUTPUTS = ("value", "raw", "leaf")
 SERIAL_ROWS = 256  # below this many rows the kernels run on one thread (no thread start-up)
@@ -127,7 +128,7 @@ class CompiledModel:
         self.ncat = np.ascontiguousarray(model.info.n_categories, dtype=np.int64)
         self._no_out = np.zeros((0, self.n_outputs), np.float64)
         self._no_lout = np.zeros((0, 0), np.int32)
-        self._code = TRANSFORM.get(self.objective, 0)
+        self._code = transform_code(self.objective)
         self._row_shape = (1, self.n_features)
         self.empty = self.t1 == self.t0  # an empty iteration_range: the base score alone
         if self.empty:

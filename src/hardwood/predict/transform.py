@@ -48,12 +48,3 @@ def transform_inplace(code, m):
             m[i, 0] = best
         elif code == SOFTPLUS:
             m[i, 0] = np.log1p(np.exp(m[i, 0]))
-
-
-def __getattr__(name):
-    # ``TRANSFORM`` (objective name -> code), which ``dispatch`` imports, is derived from the
-    # registry; it is built on first use because ``objectives`` imports the codes above
-    if name == "TRANSFORM":
-        from ..objectives import OBJECTIVES
-        return {o.name: o.transform_code for o in OBJECTIVES.values()}
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

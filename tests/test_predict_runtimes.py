@@ -692,3 +692,24 @@ def test_packed_forest_equals_the_numpy_packing(models, shared_models):
             np.testing.assert_array_equal(getattr(got, name), ref, err_msg=name)
         assert got.left.dtype == got.right.dtype == np.int32
         assert got.cat_offset.dtype == np.int64 and got.feature.dtype == np.int32
+
+
+def test_auto_lays_out_the_naive_walk_on_the_first_single_row(models, shared_models):
+    """auto compiles its batch runtime with the model; where one row goes to the naive walk
+    (no one-row kernel to bind), the packed model is made on the first call of a few rows."""
+    seen = 0
+    deep = _random_model(15, n_trees=8, depth=12)  # unbalanced and deep: the unpadded walk
+    for m, X in list(models.values()) + list(shared_models.values()) + [deep]:
+        a = hardwood.compile(m, "auto")
+        assert "vpred" in a._rt
+        if a.choose(1) != "naive":
+            continue
+        seen += 1
+        assert "naive" not in a._rt
+        for rows in (X[:1], X[:3]):
+            np.testing.assert_allclose(a.predict(rows, output="raw"),
+                                       m.predict(rows, output="raw"), rtol=1e-12, atol=1e-12)
+            np.testing.assert_array_equal(a.predict(rows, output="leaf"),
+                                          m.predict(rows, output="leaf"))
+        assert "naive" in a._rt
+    assert seen

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import quickscorer as _qs
-from .base import CompiledModel, make, register
+from .base import REGISTRY, SERIAL_ROWS, CompiledModel, make, register
 from .pred_runtime import _walks
 from .treeshape import node_depths, shared_structure
 
@@ -18,7 +18,10 @@ from .treeshape import node_depths, shared_structure
 @register
 class AutoRuntime(CompiledModel):
     """Picks per call: vpred for batches; vpred's one-row kernel or the naive walk for one row
-    (see :func:`choose`). Candidates are compiled on first use."""
+    (see :func:`choose`). The batch candidate is compiled with the model, and the one-row
+    candidate too when it has a one-row kernel to bind; the naive walk, which has none, is laid
+    out on the first call of fewer than ``MIN_BATCH`` rows (packing a big forest takes seconds
+    and as much memory as the layout: a cost batch-only users should not pay)."""
 
     runtime = "auto"
 
@@ -30,12 +33,16 @@ class AutoRuntime(CompiledModel):
         self.shape = ModelShape.of(self.model.trees[self.t0:self.t1], width=W)
 
     def _warm(self):
-        super()._warm()
         if self.empty:
+            super()._warm()
             return
-        # one row goes straight to the kernel of the runtime chosen for one row
-        rt = self._get(1)
-        self._bind_one_row(rt._one, rt._one_blob)
+        one = REGISTRY[self.choose(1)].binds_one_row
+        dt = np.float64 if self.has_cat_features else np.float32
+        for n in ((1,) if one else ()) + (_qs.MIN_BATCH, SERIAL_ROWS + 1):
+            self._raw(np.zeros((n, self.n_features), dt), np.zeros((n, self.n_outputs)))
+        if one:  # one row goes straight to the kernel of the runtime chosen for one row
+            rt = self._get(1)
+            self._bind_one_row(rt._one, rt._one_blob)
 
     def choose(self, n_rows):
         return choose(n_rows, self.shape)

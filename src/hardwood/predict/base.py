@@ -115,6 +115,7 @@ class CompiledModel:
 
     runtime = "?"
     compile_seconds = 0.0
+    binds_one_row = False  # whether it may bind a one-row kernel (_bind_one_row)
 
     def __init__(self, model, iteration_range=None, tree_range=None):
         t0 = time.perf_counter()

@@ -58,6 +58,7 @@ class PredRuntime(CompiledModel):
     the unpadded branch-free walk of ``predict.vwalk``."""
 
     runtime = "pred"
+    binds_one_row = True
 
     def __init__(self, model, iteration_range=None, tree_range=None, v=1):
         self.v = int(v)

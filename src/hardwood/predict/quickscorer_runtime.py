@@ -21,6 +21,7 @@ class QuickScorerRuntime(CompiledModel):
     its output (another thread calling at the same time gets its own)."""
 
     runtime = "quickscorer"
+    binds_one_row = True
 
     def _build(self):
         reason = _qs.unsupported_reason(self.model.trees[self.t0:self.t1])

@@ -20,8 +20,9 @@ predicts with the same fitted forests in a worker process (its ``src`` on ``PYTH
 forests travel by pickle) and must give the same outputs to 1e-12. The first call after
 fitting is timed apart (it builds ``model_`` and compiles its runtime).
 
-    flock /tmp/hardwood-cpu.lock python benchmarks/forest_vs_peers.py --predict \
-        --before /tmp/before/src --peers sklearn [--set wide] [--repeat 7]
+    python benchmarks/forest_vs_peers.py --predict --before /tmp/before/src --peers sklearn
+    python benchmarks/forest_vs_peers.py --predict --set wide --before /tmp/before/src
+    python benchmarks/forest_vs_peers.py --predict --quick --predict-rows 1 --repeat 300
 """
 from __future__ import annotations
 
@@ -175,6 +176,9 @@ class Before:
 
 def _spread(v):
     v = np.asarray(v)
+    if np.median(v) < 0.01:
+        v = v * 1e6
+        return f"median {np.median(v):7.1f} us (min {v.min():.1f}, max {v.max():.1f})"
     return f"median {np.median(v):7.3f} s (min {v.min():.3f}, max {v.max():.3f})"
 
 
@@ -270,6 +274,8 @@ def main(argv=None):
     ap.add_argument("--before", default=None,
                     help="with --predict: another hardwood 'src' folder to time beside this one")
     ap.add_argument("--repeat", type=int, default=7, help="with --predict: interleaved rounds")
+    ap.add_argument("--predict-rows", type=int, default=None,
+                    help="with --predict: time the first N test rows (1: one-row latency)")
     a = ap.parse_args(argv)
     if a.set == "covertype":
         rows = a.rows or (40_000 if a.quick else 200_000)
@@ -282,6 +288,8 @@ def main(argv=None):
     print(f"set={a.set} rows={Xtr.shape[0]} features={Xtr.shape[1]} classes={len(np.unique(ytr))}"
           f" trees={trees} threads={a.threads} max_features=sqrt")
     if a.predict:
+        if a.predict_rows:
+            Xte = np.ascontiguousarray(Xte[:a.predict_rows])
         return predict_main(a, Xtr, ytr, Xte, trees)
 
     wX, wy, _, _ = make_covertype_like(2000, 1)  # JIT warm-up

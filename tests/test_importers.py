@@ -739,3 +739,16 @@ def test_lightgbm_zero_band_expansion_capped_before_building():
     X = np.array([[-2.0], [-1.0], [-0.5], [0.0], [1e-36], [-1e-36], [np.nan], [0.5], [2.0]])
     close(m.predict(X, output="raw"),
           lgb.Booster(model_str=chain(12)).predict(X, raw_score=True), rtol=1e-12)
+
+
+def test_model_text_given_as_a_str_is_never_taken_for_a_path(lgb_cat, xgb_cat):
+    """A str with line breaks is model text (LightGBM's, CRLF too), one starting with '{' is
+    XGBoost JSON: a mangled one is an ImportModelError, not a FileNotFoundError quoting it."""
+    text, X, ref = lgb_cat
+    close(import_model(text.replace("\n", "\r\n")).predict(X, output="raw"), ref, rtol=1e-12)
+    with pytest.raises(ImportModelError, match="no trees"):
+        import_model("not a model\nat all\n")
+    d, X, ref = xgb_cat
+    close(import_model(json.dumps(d)).predict(X, output="raw"), ref)
+    with pytest.raises(ImportModelError, match="JSON"):
+        import_model(json.dumps(d)[:-5])

@@ -52,8 +52,10 @@ def import_model(obj, format=None):
 def _guess_file(obj):
     if isinstance(obj, (bytes, bytearray)):
         head = bytes(obj[:64])
-    elif isinstance(obj, str) and (obj.startswith("tree\n") or obj.lstrip().startswith("{")):
+    elif isinstance(obj, str) and obj.lstrip().startswith("{"):
         head = obj[:64].encode()
+    elif isinstance(obj, str) and "\n" in obj:  # model text, not a path: LightGBM's
+        return "lightgbm"
     else:
         if not os.path.exists(obj):
             raise FileNotFoundError(f"no model file at {os.fspath(obj)!r}")

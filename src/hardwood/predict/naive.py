@@ -120,6 +120,30 @@ def predict_leaf_kernel(X, t0, t1, feature, threshold, left, right, default_left
             out[i, t - t0] = leaf - roots[t]
 
 
+@njit(cache=True, nogil=True)
+def predict_raw_serial(X, t0, t1, feature, threshold, left, right, default_left, is_cat,
+                       cat_offset, value, bitsets, roots, tree_group, n_categories, out):
+    """:func:`predict_raw_kernel` on one thread (a few rows: no thread start-up)."""
+    for i in range(X.shape[0]):
+        x = X[i]
+        for t in range(t0, t1):
+            leaf = _leaf_of(x, roots[t], feature, threshold, left, right, default_left,
+                            is_cat, cat_offset, bitsets, n_categories)
+            out[i, tree_group[t]] += value[leaf]
+
+
+@njit(cache=True, nogil=True)
+def predict_leaf_serial(X, t0, t1, feature, threshold, left, right, default_left, is_cat,
+                        cat_offset, bitsets, roots, n_categories, out):
+    """:func:`predict_leaf_kernel` on one thread."""
+    for i in range(X.shape[0]):
+        x = X[i]
+        for t in range(t0, t1):
+            leaf = _leaf_of(x, roots[t], feature, threshold, left, right, default_left,
+                            is_cat, cat_offset, bitsets, n_categories)
+            out[i, t - t0] = leaf - roots[t]
+
+
 def predict_raw(forest: PackedForest, X, t0, t1, base_margin, n_outputs):
     out = np.empty((X.shape[0], n_outputs), dtype=np.float64)
     out[:] = base_margin[None, :]

@@ -27,8 +27,8 @@ WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and Lambd
 # tree's nodes while they are in cache, instead of the 128 rows (BLOCK_ROWS) that suit small
 # trees. Capped so that every thread gets two blocks, and (unless rows are read in place) so
 # that a block's transposed copy of the used features stays small (benchmarks/README.md,
-# "Random forests": 30 trees of 20k and 50k nodes, 50k rows, 2 threads: 128 rows a block
-# 0.23 and 0.67 s, 12,500 rows 0.14 and 0.19 s).
+# "Random forests", "Prediction": 30 trees of 20k and 50k nodes, 50k rows, 2 threads: 128
+# rows a block 0.20 and 0.65 s, 9,709 rows 0.13 and 0.21 s).
 WALK_BIG_TREE = 4096  # mean nodes per walked tree from which the blocks grow
 WALK_BLOCK_MAX = 1 << 15
 WALK_COPY_BYTES = 4 << 20

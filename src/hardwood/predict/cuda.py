@@ -4,8 +4,6 @@ unless the CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``), where the tests ru
 inputs."""
 from __future__ import annotations
 
-import numpy as np
-
 from . import struct as _struct
 
 try:  # a module global, so that the CUDA simulator can swap it in the kernels' globals

@@ -381,7 +381,7 @@ def _write_predictions(out, pred, output):
 
 def cmd_predict(args) -> int:
     import hardwood
-    from .train.engine import threads
+    from .parallel import threads
 
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
@@ -417,7 +417,7 @@ def cmd_demo(args) -> int:
     from sklearn.metrics import roc_auc_score
     from sklearn.model_selection import train_test_split
 
-    from .train.engine import threads
+    from .parallel import threads
 
     if args.rows < 100:
         raise CLIError(f"--rows must be at least 100, got {args.rows}")

@@ -42,7 +42,8 @@ from sklearn.utils.validation import (
 from .backends import forest_cpu as K
 from .data.convert import to_float_matrix
 from .data.dataset import Dataset
-from .train.forest import Forest, SamplingPlan, check_device, grow_forest, threads
+from .parallel import threads
+from .train.forest import Forest, SamplingPlan, check_device, grow_forest
 from .train.forest_grower import GrowData, TreeParams
 
 __all__ = ["RandomForestClassifier", "RandomForestRegressor"]

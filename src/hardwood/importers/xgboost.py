@@ -253,15 +253,21 @@ def _types_of(a):
     return set(map(type, a))
 
 
-def _int_array(v, what, n=None):
-    """A list of JSON integers (bool excluded) as int64."""
+def _json_array(v, what, n, kind, noun):
+    """A list of JSON values all of type ``kind`` (and length ``n`` if given)."""
     if not isinstance(v, list):
         fail(LIB, f"{what} is not an array (got {type(v).__name__})")
     if n is not None and len(v) != n:
         fail(LIB, f"{what} has length {len(v)}, expected {n}")
-    if v and not _types_of(v) <= {int}:
-        bad = next(x for x in v if type(x) is not int)
-        fail(LIB, f"{what} holds {bad!r:.40}, not an integer")
+    if v and not _types_of(v) <= {kind}:
+        bad = next(x for x in v if type(x) is not kind)
+        fail(LIB, f"{what} holds {bad!r:.40}, not {noun}")
+    return v
+
+
+def _int_array(v, what, n=None):
+    """A list of JSON integers (bool excluded) as int64."""
+    v = _json_array(v, what, n, int, "an integer")
     try:
         return np.array(v, dtype=np.int64)
     except OverflowError:
@@ -270,14 +276,7 @@ def _int_array(v, what, n=None):
 
 def _float_array(v, what, n=None):
     """A list of JSON numbers written as floats (XGBoost refuses integers there)."""
-    if not isinstance(v, list):
-        fail(LIB, f"{what} is not an array (got {type(v).__name__})")
-    if n is not None and len(v) != n:
-        fail(LIB, f"{what} has length {len(v)}, expected {n}")
-    if v and not _types_of(v) <= {float}:
-        bad = next(x for x in v if type(x) is not float)
-        fail(LIB, f"{what} holds {bad!r:.40}, not a floating-point number")
-    return np.array(v, dtype=np.float64)
+    return np.array(_json_array(v, what, n, float, "a floating-point number"), dtype=np.float64)
 
 
 def _flag_array(v, what, n, booleans):

@@ -9,7 +9,6 @@ import numpy as np
 from .. import metrics as M
 from ..data.dataset import Dataset
 from ..model.model import Model
-from ..parallel import threads  # noqa: F401 (hardwood.cli imports it from here)
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationPrinter
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..backends import forest_cpu as K
 from ..data.convert import FeatureInfo
-from ..parallel import concurrent_launches, threads  # noqa: F401 (threads: forest.py)
+from ..parallel import concurrent_launches
 from .forest_grower import GrowData, TreeArrays, TreeParams, _threads, grow_tree
 
 FOREST_PROBA = "multi:proba"  # raw sums of the per-class trees are the probabilities

@@ -240,7 +240,9 @@ def worker(args):
 
 
 def run_worker(case, library, threads, data):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    # HARDWOOD_FUSED=1: the fused grower from the warm-up on, compiled there if need be (the
+    # default, "auto", takes the learner until it is compiled: the timed fit would compile)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), HARDWOOD_FUSED="1")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--case", case,
                           "--library", library, "--threads", str(threads), "--data", data],
                          capture_output=True, text=True, env=env)

@@ -55,6 +55,7 @@ def _train(params, X, y, rounds=4, objective="reg:squarederror"):
 @pytest.mark.parametrize("sampling", SAMPLING)
 def test_fused_grower_and_learner_build_the_same_trees(policy, sampling, monkeypatch):
     X, y = _data()
+    monkeypatch.setattr(grower_mod, "FUSED", True)
     fused = _train({**policy, **sampling}, X, y)
     monkeypatch.setattr(grower_mod, "FUSED", False)
     learner = _train({**policy, **sampling}, X, y)
@@ -64,6 +65,7 @@ def test_fused_grower_and_learner_build_the_same_trees(policy, sampling, monkeyp
 def test_fused_and_learner_multiclass(monkeypatch):
     X, y = _data(1)
     p = {"max_depth": 4, "colsample_bynode": 0.6, "subsample": 0.8}
+    monkeypatch.setattr(grower_mod, "FUSED", True)
     fused = _train(p, X, y, objective="multi:softprob")
     monkeypatch.setattr(grower_mod, "FUSED", False)
     _assert_same(fused, _train(p, X, y, objective="multi:softprob"), exact=True)
@@ -79,6 +81,7 @@ def test_unbounded_lossguide_fused_regrows_to_the_learners_tree(params, monkeypa
     (regrown from the same rows): the tree is the learner's, bit for bit."""
     X, y = _data(5, n=1200)
     monkeypatch.setattr(grower_mod, "UNBOUNDED_FIRST_LEAVES", 8)
+    monkeypatch.setattr(grower_mod, "FUSED", True)
     fused = _train(params, X, y, rounds=3)
     assert max(t.n_leaves for t in fused.trees) > 32  # regrown at least twice
     monkeypatch.setattr(grower_mod, "FUSED", False)
@@ -92,9 +95,79 @@ def test_unbounded_lossguide_multiclass_with_node_sampling(monkeypatch):
     X, y = _data(6, n=900)
     p = {"grow_policy": "lossguide", "colsample_bynode": 0.5}
     monkeypatch.setattr(grower_mod, "UNBOUNDED_FIRST_LEAVES", 4)
+    monkeypatch.setattr(grower_mod, "FUSED", True)
     fused = _train(p, X, y, rounds=2, objective="multi:softprob")
     monkeypatch.setattr(grower_mod, "FUSED", False)
     _assert_same(fused, _train(p, X, y, rounds=2, objective="multi:softprob"), exact=True)
+
+
+@pytest.mark.parametrize("policy", [{"max_depth": 6}, {"grow_policy": "lossguide",
+                                                      "max_leaves": 31}])
+def test_fused_and_learner_agree_on_many_blocks_and_two_lanes(policy, monkeypatch):
+    """Nodes of more than SERIAL_ROWS rows are cut into blocks and, where a bin holds many rows,
+    summed in two lanes: the learner's backend cuts and sums as the fused grower does. (It
+    once cut by BLOCK alone, in one lane. float64 sums of float32 gradients are mostly exact,
+    so this data did not show it, but other orders of addition may round otherwise.)"""
+    from hardwood.backends.cpu import choose_lanes
+
+    rng = np.random.default_rng(11)
+    n = 70_000
+    X = rng.normal(size=(n, 6))
+    X[rng.random(n) < 0.3, 1] = np.nan  # a dominant (missing) bin: two lanes
+    y = X[:, 0] + np.nan_to_num(X[:, 1]) * X[:, 2] + rng.normal(scale=0.5, size=n)
+    ds = hardwood.Dataset(X, y)
+    assert choose_lanes(ds.bins_row) == 2
+    p = {"objective": "reg:squarederror", "subsample": 0.9, **policy}
+    monkeypatch.setattr(grower_mod, "FUSED", True)
+    fused = hardwood.train(p, ds, num_boost_round=3)
+    monkeypatch.setattr(grower_mod, "FUSED", False)
+    _assert_same(fused, hardwood.train(p, ds, num_boost_round=3), exact=True)
+
+
+def test_auto_takes_the_fused_grower_once_compiled_or_worth_compiling(monkeypatch):
+    """FUSED="auto": the learner while the fused kernel is not compiled, the fused grower once
+    it is, or once the learner's time would pass TIER_UP_SECONDS; the trees are the same."""
+    X, y = _data(7, n=1000)
+    calls = []
+    from hardwood.backends.cpu import CPUBackend
+
+    real = CPUBackend.grow_fused
+
+    def counting(self, *a, **k):
+        calls.append(1)
+        return real(self, *a, **k)
+
+    monkeypatch.setattr(CPUBackend, "grow_fused", counting)
+    monkeypatch.setattr(grower_mod, "FUSED", "auto")
+    monkeypatch.setattr(CPUBackend, "fused_compiled", lambda self, *a: False)
+    monkeypatch.setattr(grower_mod, "_learner_seconds", [0.0])
+    learner = _train({"max_depth": 3}, X, y, rounds=3)
+    assert calls == []  # not compiled, little work: the learner
+    monkeypatch.setattr(grower_mod, "TIER_UP_SECONDS", 0.0)
+    tiered = _train({"max_depth": 3}, X, y, rounds=3)
+    assert len(calls) == 3
+    _assert_same(learner, tiered, exact=True)
+    monkeypatch.setattr(grower_mod, "TIER_UP_SECONDS", 1e9)
+    monkeypatch.setattr(CPUBackend, "fused_compiled", lambda self, *a: True)
+    _train({"max_depth": 3}, X, y, rounds=3)
+    assert len(calls) == 6  # compiled: the fused grower from the first tree
+
+
+def test_jit_cache_sees_a_compiled_kernel():
+    """``is_compiled`` answers from this Numba's dispatcher: a kernel just compiled is, new
+    argument types are not (a Numba whose internals moved would fail here, not silently)."""
+    from numba import njit
+
+    from hardwood.backends.jit_cache import is_compiled
+
+    @njit
+    def twice(a):
+        return a * 2
+
+    assert not is_compiled(twice, (np.zeros(3),))
+    twice(np.zeros(3))
+    assert is_compiled(twice, (np.zeros(3),))
+    assert not is_compiled(twice, (np.zeros(3, dtype=np.int32),))
 
 
 def _cuts(n, k):

@@ -4,8 +4,8 @@ The Python ``Grower`` (train/grower.py) drives any backend one level or one node
 for the CPU backend that Python work per node dominates once trees have hundreds of leaves
 (lossguide, deep trees). This module grows the same tree with no Python per node: the
 growth policy, histogram pool, split finding (②), partition (③) and histogram building (①)
-all run in Numba. Big nodes use the block-parallel kernels of ``cpu.py``; a single small node
-(lossguide) uses serial twins to avoid the cost of a parallel launch.
+all run in Numba. Big nodes use the block-parallel ``prange`` kernels of ``cpu.py``; a single
+small node (lossguide) uses serial twins to avoid the cost of a parallel launch.
 
 The Python grower with the reference backend is this function's naive twin: the tests check
 that both grow identical trees.
@@ -15,34 +15,11 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .split import RT_EPS, categorical_left_set, find_best_splits_pooled
+from .split import (RT_EPS, categorical_left_set, find_best_splits_pooled, node_feature_masks,
+                    stable_argsort)
 from ._intrinsics import cycles
-from .cpu import (BLOCK, _feature_groups, _hist_blocks, _make_blocks, _partition_blocks,
-                  _reduce_into, hist_rows)
-
-# A lone node (lossguide) of at most SERIAL_ROWS rows runs on one thread; up to BLOCK rows it
-# is cut into two equal blocks so that two cores work. Block sizes depend on the node size
-# only, so the sums (and the trees) do not depend on the thread count.
-SERIAL_ROWS = 3072
-
-
-@njit(cache=True, nogil=True)
-def _block_rows(begins, ends):
-    """Rows per block. A lone node is cut into an even number of equal blocks (at most
-    BLOCK rows each), so that two cores finish together: 40,000 rows as 16384 + 16384 +
-    7232 kept one core idle for a third of the time."""
-    if begins.shape[0] == 1:
-        size = ends[0] - begins[0]
-        nb = (size + BLOCK - 1) // BLOCK
-        nb += nb & 1
-        return max(1, (size + nb - 1) // nb)
-    return BLOCK
-
-
-@njit(cache=True, nogil=True)
-def _hist_serial(B, g, h, rows, b, e, offsets, out):
-    out[:] = 0.0
-    hist_rows(B, g, h, rows, b, e, offsets, _feature_groups(offsets, out.shape[0] // 2), out)
+from .cpu import (SERIAL_ROWS, hist_blocks, hist_serial, make_blocks,
+                  partition_blocks, partition_serial, reduce_into, block_rows)
 
 
 @njit(cache=True, nogil=True)
@@ -50,32 +27,12 @@ def _build_hists(B, g, h, rows, begins, ends, offsets, pool2d, dst, lanes):
     """Histograms of the segments into pool rows ``dst``."""
     n_seg = begins.shape[0]
     if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
-        _hist_serial(B, g, h, rows, begins[0], ends[0], offsets, pool2d[dst[0]])
+        hist_serial(B, g, h, rows, begins[0], ends[0], offsets, pool2d[dst[0]])
         return
-    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, _block_rows(begins, ends))
+    blk_seg, blk_begin, blk_end, first = make_blocks(begins, ends, block_rows(begins, ends))
     blocks = np.empty((blk_begin.shape[0], lanes * pool2d.shape[1]))
-    _hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, lanes)
-    _reduce_into(blocks, first, pool2d, dst, lanes)
-
-
-@njit(cache=True, nogil=True)
-def _partition_serial(Bcol, rows, tmp, b, e, feature, table):
-    """Left rows compacted in place, right rows through ``tmp``. Unsigned indices and no
-    software prefetch (one lookup per row leaves the out-of-order core enough loads in
-    flight): 4.1 -> 2.2 ns per row on 3,000 rows of 1M."""
-    col = Bcol[feature]
-    lp = np.uint64(b)
-    rp = np.uint64(b)
-    for p in range(b, e):
-        r = rows[p]
-        f = np.uint64(table[np.uint64(col[np.uint64(r)])])
-        rows[lp] = r  # branch-free: lp <= p, and a right row's copy is overwritten later
-        tmp[rp] = r
-        lp += f
-        rp += np.uint64(1) - f
-    for k in range(rp - np.uint64(b)):
-        rows[lp + k] = tmp[np.uint64(b) + k]
-    return np.int64(lp)
+    hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, lanes)
+    reduce_into(blocks, first, pool2d, dst, lanes)
 
 
 @njit(cache=True, nogil=True)
@@ -83,10 +40,10 @@ def _partition(Bcol, rows, tmp, begins, ends, features, tables):
     n_seg = begins.shape[0]
     mids = np.empty(n_seg, dtype=np.int64)
     if n_seg == 1 and ends[0] - begins[0] <= SERIAL_ROWS:
-        mids[0] = _partition_serial(Bcol, rows, tmp, begins[0], ends[0], features[0], tables[0])
+        mids[0] = partition_serial(Bcol, rows, tmp, begins[0], ends[0], features[0], tables[0])
         return mids
-    blk_seg, blk_begin, blk_end, first = _make_blocks(begins, ends, _block_rows(begins, ends))
-    _partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, begins, first,
+    blk_seg, blk_begin, blk_end, first = make_blocks(begins, ends, block_rows(begins, ends))
+    partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, begins, first,
                       features, tables, mids)
     return mids
 
@@ -105,22 +62,6 @@ def _subtract(pool2d, big, small):
         s = pool2d[small[i]]
         for c in range(c0, c1):
             a[c] -= s[c]
-
-
-@njit(cache=True, nogil=True)
-def _node_masks(ids, tree_mask, keys, k_bynode):
-    d = tree_mask.shape[0]
-    masks = np.zeros((ids.shape[0], d), dtype=np.bool_)
-    avail = np.flatnonzero(tree_mask)
-    for i in range(ids.shape[0]):
-        if k_bynode >= avail.shape[0]:
-            for j in avail:
-                masks[i, j] = True
-        else:
-            order = np.argsort(keys[ids[i]][avail], kind="mergesort")
-            for t in range(k_bynode):
-                masks[i, avail[order[t]]] = True
-    return masks
 
 
 @njit(cache=True, nogil=True)
@@ -222,8 +163,9 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
                     n_free += 1
                     slot[i] = -1
             if max_leaves > 0 and cnt > max_leaves - n_leaves:
-                order = np.argsort(-c_gain[chosen], kind="mergesort")
-                keep = np.sort(chosen[order[:max_leaves - n_leaves]])
+                order = stable_argsort(-c_gain[chosen])
+                keep = chosen[order[:max_leaves - n_leaves]]
+                keep = keep[stable_argsort(keep)]
                 for i in chosen:
                     found = False
                     for j in keep:
@@ -337,7 +279,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
 @njit(cache=True, nogil=True)
 def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins, is_cat,
               lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL):
-    masks = _node_masks(ids, tree_mask, keys, k_bynode)
+    masks = node_feature_masks(ids, tree_mask, keys, k_bynode)
     gain, feat, code, dl, GL, HL = find_best_splits_pooled(
         pool, slot[ids], G[ids], H[ids], masks, offsets, n_value_bins, is_cat,
         lam, alpha, mcw, max_onehot, max_thr)

@@ -19,9 +19,9 @@ All fields of a node share one histogram (group by field): field ``j`` owns the 
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from ..parallel import guard
+from ..parallel import guard, run_ranges
 
 SAMPLE_ROWS = 200_000
 
@@ -173,8 +173,9 @@ class BinMapper:
             self._cells = _cell_tables(self.upper_edges, self.is_categorical)
         lo, scale, start, stop = self._cells
         with guard():
-            _bin_matrix(X, self.edges_flat, self.edge_offsets, self.is_categorical,
-                        self.n_value_bins, *self._maps(), lo, scale, start, stop, rows, cols)
+            run_ranges(_bin_blocks, -(-X.shape[0] // BIN_BLOCK), X, self.edges_flat,
+                       self.edge_offsets, self.is_categorical, self.n_value_bins, *self._maps(),
+                       lo, scale, start, stop, rows, cols)
 
     def threshold(self, field: int, bin_: int) -> float:
         return float(self.upper_edges[field][bin_])
@@ -269,15 +270,18 @@ def _bin_in_range(x, edges, off, a, z):
     return a
 
 
-@njit(parallel=True, cache=True, nogil=True)
-def _bin_matrix(X, edges, edge_offsets, is_cat, n_value, cat_map, cat_off, lo, scale, start,
-                stop, rows, cols):
+BIN_BLOCK = 4096  # rows binned by one task
+
+
+@njit(cache=True, nogil=True)
+def _bin_blocks(b0, b1, X, edges, edge_offsets, is_cat, n_value, cat_map, cat_off, lo, scale,
+                start, stop, rows, cols):
+    """Blocks ``b0 .. b1 - 1`` of BIN_BLOCK rows of ``X`` into ``rows`` and ``cols``."""
     n, d = X.shape
-    n_blocks = (n + 4095) // 4096
     n_cells = start.shape[1]
-    for blk in prange(n_blocks):
-        i0 = blk * 4096
-        i1 = min(n, i0 + 4096)
+    for blk in range(b0, b1):
+        i0 = blk * BIN_BLOCK
+        i1 = min(n, i0 + BIN_BLOCK)
         for i in range(i0, i1):
             for j in range(d):
                 x = X[i, j]

@@ -117,6 +117,11 @@ class Booster:
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
         self.best_iteration = self.best_score = None
 
+    def expect_rounds(self, n):
+        """Say that about ``n`` more rounds will follow (a hint: the grower weighs compiling
+        its faster kernel against the work ahead; see ``train/grower.py``)."""
+        self.grower.trees_left = max(0, int(n)) * self.K
+
     # -- one round ----------------------------------------------------------------------
     def update(self):
         """Grow one round: one tree per output, added to the model and to the margins."""

@@ -48,6 +48,7 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     t_start = time.perf_counter()
     watched = bool(cbs.callbacks)
     cbs.before_training(bst.model(evals_result) if watched else None)
+    bst.expect_rounds(num_boost_round)
     for it in range(bst.rounds, bst.rounds + int(num_boost_round)):
         if watched and cbs.before_iteration(bst.model(evals_result), it, evals_result):
             break

@@ -1,23 +1,36 @@
 """The grower: one tree, depthwise (level by level) or lossguide (best leaf first).
 
-It picks the fused one-call CPU grower on one in-core page when the tree's size is bounded,
-else the tree learner over pages (``train/learner.py``, the host loop of ① ② ③), and turns
-either's node arrays into a ``Tree`` and a ``BinnedTree`` (``finish_arrays``).
+It picks the fused one-call CPU grower on one in-core page, once that kernel is compiled
+(see ``FUSED``), else the tree learner over pages (``train/learner.py``, the host loop of
+① ② ③), and turns either's node arrays into a ``Tree`` and a ``BinnedTree``
+(``finish_arrays``).
 """
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..backends._intrinsics import seconds_per_cycle
+from ..backends.jit_cache import CompileClock
 from ..model.tree import BinnedTree, Tree, bitset_from_mask
 from .learner import NodeKeys, TreeLearner
 from ..backends.split import leaf_weight
 
 
-FUSED = True  # the fused grower where it applies (tests turn it off to compare the learner)
+# Where the fused grower applies (one in-core page, a backend that offers it), FUSED says
+# whether it grows the trees: True always, False never (the tests compare the two), "auto"
+# once it is compiled. Both build the same trees, and the fused grower is 1.5-1.9x faster,
+# but compiling it costs about 35 s on a fresh 2-core machine, three times the learner's
+# kernels. So "auto" takes it when its kernel is compiled for these argument types (in this
+# process, or in Numba's cache on disk), or once the learner's time in this process, spent
+# and still to spend on this training, reaches TIER_UP_SECONDS: there, compiling pays for
+# itself. HARDWOOD_FUSED=1 or 0 in the environment sets True or False (benchmarks use 1).
+FUSED = {"1": True, "0": False}.get(os.environ.get("HARDWOOD_FUSED", ""), "auto")
+TIER_UP_SECONDS = 60.0
+_learner_seconds = [0.0]  # this process's learner time on trees the fused grower could grow
 # unbounded lossguide on the fused grower: room for this many leaves first, four times more
 # while a tree fills it, up to a histogram pool of this many bytes
 UNBOUNDED_FIRST_LEAVES = 256
@@ -67,8 +80,8 @@ class SegmentLeaves:
 
 class Grower:
     """Grows one tree: with the fused one-call CPU grower (``backends/cpu_grower.py``) on one
-    in-core page when the tree's size is bounded (it is faster there), else with the tree
-    learner over pages (``train/learner.py``). Both build the same trees, bit for bit."""
+    in-core page once it is compiled (see ``FUSED``), else with the tree learner over pages
+    (``train/learner.py``). Both build the same trees, bit for bit."""
 
     def __init__(self, backend, pages, bin_mapper, params: GrowParams, profile: Profile, rng):
         self.backend = backend
@@ -84,6 +97,9 @@ class Grower:
         self.d = len(self.offsets)
         self._cycles = np.zeros(3, dtype=np.int64)
         self.learner = TreeLearner(pages, self)
+        self.trees_left = 0  # trees this training still plans to grow (0: not known)
+        self._fused = None  # FUSED="auto": whether the fused grower is taken (None: not asked)
+        self._learner_mean = 0.0  # seconds per tree of the learner, here
 
     def _fast_shape(self):
         """(node capacity, histogram slots) of a tree of bounded size, or None."""
@@ -112,13 +128,39 @@ class Grower:
         p = self.p
         k = avail if p.colsample_bynode >= 1.0 else max(1, int(p.colsample_bynode * avail))
         keys = NodeKeys(self.rng, self.d, k, tree_mask)
-        fused = getattr(self.backend, "grow_fused", None)
-        if FUSED and fused is not None and self.pages.n_pages == 1:
+        self.trees_left = max(0, self.trees_left - 1)
+        fusable = (getattr(self.backend, "grow_fused", None) is not None
+                   and self.pages.n_pages == 1
+                   and (shape is not None or p.grow_policy == "lossguide"))
+        if fusable and self._take_fused(rows, g, h, tree_mask, keys):
             if shape is not None:
                 return self._grow_fast(rows, g, h, tree_mask, keys, *shape)
-            if p.grow_policy == "lossguide":
-                return self._grow_fast_unbounded(rows, g, h, tree_mask, keys)
-        return self.learner.grow(rows, g, h, tree_mask, keys)
+            return self._grow_fast_unbounded(rows, g, h, tree_mask, keys)
+        t0 = time.perf_counter()
+        with CompileClock() as compiling:
+            out = self.learner.grow(rows, g, h, tree_mask, keys)
+        if fusable:
+            spent = max(0.0, time.perf_counter() - t0 - compiling.seconds)
+            _learner_seconds[0] += spent
+            self._learner_mean = spent if self._learner_mean == 0 else (
+                0.8 * self._learner_mean + 0.2 * spent)
+        return out
+
+    def _take_fused(self, rows, g, h, tree_mask, keys):
+        """Whether the fused grower grows this tree (see ``FUSED``)."""
+        if FUSED != "auto":
+            return bool(FUSED)
+        if self._fused is None:
+            self._fused = self.backend.fused_compiled(rows, g, h, self._layout(), tree_mask,
+                                                      keys.keys, keys.k, self.p, 0, 1, 1,
+                                                      self._cycles)
+        if not self._fused and (_learner_seconds[0] + self._learner_mean * self.trees_left
+                                >= TIER_UP_SECONDS):
+            self._fused = True
+        return self._fused
+
+    def _layout(self):
+        return self.offsets, self.n_value_bins, self.is_cat, self.max_field_bins
 
     def _grow_fast_unbounded(self, rows, g, h, tree_mask, keys):
         """Lossguide with no leaf bound on the fused grower: grow with room for ``L`` leaves;
@@ -144,9 +186,8 @@ class Grower:
         p = self.p
         be = self.backend
         max_leaves = int(p.max_leaves) if max_leaves is None else max_leaves
-        layout = (self.offsets, self.n_value_bins, self.is_cat, self.max_field_bins)
         t0 = time.perf_counter()
-        out = be.grow_fused(rows, g, h, layout, tree_mask, keys.ensure(cap), keys.k, p,
+        out = be.grow_fused(rows, g, h, self._layout(), tree_mask, keys.ensure(cap), keys.k, p,
                             max_leaves, cap, n_slots, self._cycles)
         t1 = time.perf_counter()
         # split the wall time of the call over ① ② ③ by the cycles counted inside it

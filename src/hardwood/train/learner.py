@@ -21,8 +21,7 @@ import time
 
 import numpy as np
 
-from ..backends.cpu_grower import _node_masks
-from ..backends.split import RT_EPS, categorical_left_set, find_best_splits
+from ..backends.split import RT_EPS, categorical_left_set, find_best_splits, node_feature_masks
 
 
 class NodeKeys:
@@ -50,7 +49,7 @@ class NodeKeys:
         ids = np.asarray(ids, dtype=np.int64)
         if self.all:
             return np.repeat(self.tree_mask[None, :], ids.size, axis=0)
-        return _node_masks(ids, self.tree_mask, self.ensure(int(ids.max()) + 1), self.k)
+        return node_feature_masks(ids, self.tree_mask, self.ensure(int(ids.max()) + 1), self.k)
 
 
 class _Nodes:

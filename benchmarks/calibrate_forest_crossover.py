@@ -27,7 +27,7 @@ import numpy as np
 
 def grow_time(data, tp, rows, w, keys, crossover, repeat, device="cpu"):
     if device == "cuda":
-        from hardwood.backends.forest_cuda import grow_tree_cuda as grow_tree
+        from hardwood.train.forest_grower import grow_tree_cuda as grow_tree
     else:
         from hardwood.train.forest_grower import grow_tree
 

@@ -16,7 +16,7 @@ import numpy as np
 from sklearn.datasets import make_classification
 from hardwood import RandomForestClassifier, RandomForestRegressor
 from hardwood.backends import forest_cpu as K
-from hardwood.backends.forest_cuda import grow_tree_cuda
+from hardwood.train.forest_grower import grow_tree_cuda
 from hardwood.data.dataset import Dataset
 from hardwood.train.forest_grower import GrowData, TreeParams, grow_tree
 

@@ -1,7 +1,8 @@
 """numba-cuda backend for random forests: CudaTree's hybrid growth on the GPU.
 
-The host loop is the CPU one (:func:`hardwood.train.forest_grower.grow_tree`); this module
-gives it an engine, :class:`CudaEngine`, whose per-node work runs on the device:
+The host loop is the CPU one (:func:`hardwood.train.forest_grower.grow_tree`, called through
+``grow_tree_cuda`` there); this module gives it an engine, :class:`CudaEngine`, whose per-node
+work runs on the device:
 
 * **depth-first** (big nodes, data parallel, CudaTree §3): a node's histograms are built by a
   grid of thread blocks, ``blockIdx.y`` = feature and ``blockIdx.x`` = a slice of the node's
@@ -32,8 +33,8 @@ import numpy as np
 from numba import config as _numba_config
 from numba import cuda, float64, int32, int64
 
-from ..train.forest_grower import _DF, grow_tree
 from . import forest_cpu as K
+from .forest_engine import CPUEngine
 
 TPB = 16 if _numba_config.ENABLE_CUDASIM else 128  # threads per block
 MAX_SHARED_BYTES = 40 * 1024  # privatised histogram limit per block (of 48 KB)
@@ -359,10 +360,10 @@ def device_data(data):
     return dd
 
 
-class CudaEngine(_DF):
+class CudaEngine(CPUEngine):
     """The per-node work of :func:`grow_tree` on the device: the CPU engine's methods, with
     histograms, partitions and breadth-first levels run by the kernels above (the split
-    search of a depth-first node, :meth:`_DF.find_split`, is the CPU's own)."""
+    search of a depth-first node, :meth:`CPUEngine.find_split`, is the CPU's own)."""
 
     def __init__(self, data, p, rows, w, w_root):
         self.data, self.p, self.w_root = data, p, w_root
@@ -441,9 +442,3 @@ class CudaEngine(_DF):
             p.min_impurity_decrease, self.w_root, *scratch, *dev_out)
         for host, dv in zip(out, dev_out):
             dv.copy_to_host(host)
-
-
-def grow_tree_cuda(data, params, rows, w, key, growth="hybrid", crossover=None):
-    """Grow one tree on the GPU (same hybrid scheme and the same tree as the CPU backend)."""
-    return grow_tree(data, params, rows, w, key, growth=growth, crossover=crossover,
-                     engine=CudaEngine, crossover_rule=gpu_crossover)

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import quickscorer as _qs
 from .base import REGISTRY, SERIAL_ROWS, CompiledModel, make, register
-from .pred_runtime import _walks
+from .pred_runtime import walks_unpadded
 from .treeshape import node_depths, shared_structure
 
 
@@ -75,7 +75,7 @@ def _expected_path(tree, depth_of):
 
 class ModelShape:
     """What the ``auto`` rule weighs: per tree its depth and the mean path of its training
-    rows, whether vpred pads it or walks it unpadded (``pred_runtime._walks``), for
+    rows, whether vpred pads it or walks it unpadded (``pred_runtime.walks_unpadded``), for
     QuickScorer the internal-node count and bitvector width (or why it cannot run the model),
     and how many trees one of vpred's walks serves (``width``: runs of trees that share their
     splits, as a forest's per-class trees, ``treeshape.shared_structure``)."""
@@ -101,7 +101,7 @@ class ModelShape:
             d = int(depth_of.max())
             path = _expected_path(t, depth_of)
             paths += path
-            if _walks(t, d, "auto"):
+            if walks_unpadded(t, d, "auto"):
                 walked += d
                 walked_paths += path
             else:

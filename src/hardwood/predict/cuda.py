@@ -1,5 +1,5 @@
 """CUDA predictor kernels: one thread per row, walking the Struct+ layout (as flat arrays); the
-runtime is ``cuda_runtime.CudaRuntime``. Without a GPU :func:`_kernels` raises a clear error,
+runtime is ``cuda_runtime.CudaRuntime``. Without a GPU :func:`device_kernels` raises a clear error,
 unless the CUDA simulator is on (``NUMBA_ENABLE_CUDASIM=1``), where the tests run it on tiny
 inputs."""
 from __future__ import annotations
@@ -14,7 +14,7 @@ except Exception:  # pragma: no cover
 _KERNELS = None
 
 
-def _kernels():
+def device_kernels():
     global _KERNELS
     if _KERNELS is not None:
         return _KERNELS

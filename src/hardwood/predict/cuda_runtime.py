@@ -16,8 +16,8 @@ class CudaRuntime(CompiledModel):
     threads = 128
 
     def _build(self):
-        from .cuda import _kernels
-        cuda, self._kraw, self._kleaf = _kernels()
+        from .cuda import device_kernels
+        cuda, self._kraw, self._kleaf = device_kernels()
         nodes, catoff, bits, roots = _struct.build(self.model.trees, self.t0, self.t1, True)
         self._d = [cuda.to_device(np.ascontiguousarray(a)) for a in
                    (nodes["thr"], nodes["feat"], nodes["left"], catoff, bits, self.ncat)]

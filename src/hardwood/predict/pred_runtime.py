@@ -41,7 +41,7 @@ def tuned_v(n_features, depth):
     return row[key]
 
 
-def _walks(tree, d, rule):
+def walks_unpadded(tree, d, rule):
     """Whether ``tree`` (of depth ``d``) takes the unpadded walk."""
     if rule in ("all", "none"):
         return rule == "all"
@@ -77,7 +77,7 @@ class PredRuntime(CompiledModel):
         heads = list(range(self.t0, self.t1, W))
         trees = [self.model.trees[h] for h in heads]
         depths = [treeshape.depth(t) for t in trees]
-        walks = [_walks(t, d, self._walk) for t, d in zip(trees, depths)]
+        walks = [walks_unpadded(t, d, self._walk) for t, d in zip(trees, depths)]
         if _pred.padded_size([d for d, w in zip(depths, walks) if not w]) > \
                 _pred.MAX_PADDED_NODES:
             walks = [True] * len(trees)  # padding all the others would take too much memory
@@ -94,28 +94,29 @@ class PredRuntime(CompiledModel):
         self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
         position = np.zeros(self.n_features, np.int64)
         position[self.used] = np.arange(self.used.size)
+        # rows read in place (no NaN scan, no block copy) when the walk is short next to the
+        # used-feature count: both cost about one step per used feature and row. The modules
+        # compile only the walks of this choice.
+        self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
         self.passes = []
         for g in layout.groups:
             v = self.v if self.v else tuned_v(self.n_features, g["D"])
             g["v"] = v
             # unsigned: no negative-index fix-up
-            g["featu"] = (position[g["feat"]] * v).astype(_pred._feat_dtype(self.used.size * v))
-            self.passes.append((_pred.kernels(v, self.cat, W > 1), (g["D"], g["featu"], g["thr32"],
-                                g["thr64"], g["flags"], g["catoff"], layout.bitsets, g["info"],
-                                g["leafval"], g["leafid"]), False))
+            g["featu"] = (position[g["feat"]] * v).astype(_pred.feat_dtype(self.used.size * v))
+            self.passes.append((_pred.kernels(v, self.cat, W > 1, self.direct), (
+                g["D"], g["featu"], g["thr32"], g["thr64"], g["flags"], g["catoff"],
+                layout.bitsets, g["info"], g["leafval"], g["leafid"]), False))
         self.walked = len(walked) * W  # trees on the unpadded walk
         if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
             v = self.v if self.v else WALK_V
             self.walk_v = v
             w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, v,
-                                  _pred._feat_dtype(self.used.size * v), position, width=W)
+                                  _pred.feat_dtype(self.used.size * v), position, width=W)
             a = w.arrays
-            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat, W > 1), (
+            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat, W > 1, self.direct), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
                 a["info"], a["leafval"], a["leafid"]), True))
-        # rows read in place (no NaN scan, no block copy) when the walk is short next to the
-        # used-feature count: both cost about one step per used feature and row
-        self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
         self.walk_block = self.block
         if walked:
             nodes = sum(self.model.trees[h].n_nodes for h in walked) / len(walked)
@@ -135,7 +136,7 @@ class PredRuntime(CompiledModel):
                                               self.n_features, self.base, self.ncat)
             self._bind_one_row(self.one_row.kernel, self.one_row.blob)
 
-    # which trees take the unpadded walk: "auto" (see _walks), "all" or "none"
+    # which trees take the unpadded walk: "auto" (see walks_unpadded), "all" or "none"
     _walk = "auto"
     block = _pred.BLOCK_ROWS  # rows per block (16-256 measured within noise of each other)
     _pad = "auto"

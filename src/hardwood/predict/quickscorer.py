@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 
 from ._cache import load_source
-from .pred import _HEADER_WORDS, _floor32, pack_blob
+from .pred import HEADER_WORDS, floor32, pack_blob
 
 MAX_LEAVES = 64
 # rows per lane group, by bitvector width: one 512-bit vector of bitvectors (4 and 16 lanes of
@@ -130,7 +130,7 @@ class QSLayout:
         self.starts = np.searchsorted(feat, np.append(self.used, np.iinfo(np.int64).max)
                                       ).astype(np.int64)
         self.thr64 = np.ascontiguousarray(thr)
-        self.thr32 = _floor32(thr)
+        self.thr32 = floor32(thr)
         self.tree = tree
         self.mask = mask
         nr = ~dleft
@@ -325,5 +325,5 @@ def one(X, blob, scratch, out, code):
 def one_row_kernel(width):
     mask = "uint32" if width == 32 else "uint64"
     return load_source(f"quickscorer_one_{mask}",
-                       _ONE_SOURCE.format(MASK=mask, HW=_HEADER_WORDS * 8,
+                       _ONE_SOURCE.format(MASK=mask, HW=HEADER_WORDS * 8,
                                           ALL=hex((1 << width) - 1))).one

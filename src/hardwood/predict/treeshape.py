@@ -22,7 +22,7 @@ def _depths(feature, left, right):
 
 
 @njit(cache=True, nogil=True)
-def _bfs(feature, left, right):
+def bfs_order(feature, left, right):
     n = feature.shape[0]
     order = np.empty(n, np.int64)
     order[0] = 0
@@ -51,7 +51,7 @@ def depth(tree) -> int:
 
 def breadth_first(tree) -> np.ndarray:
     """The node ids reachable from the root, breadth-first, left child first (int64)."""
-    return _bfs(tree.feature, tree.left, tree.right)
+    return bfs_order(tree.feature, tree.left, tree.right)
 
 
 _SPLIT_FIELDS = ("feature", "threshold", "left", "right", "default_left", "is_categorical",

@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from ._cache import load_source
-from .pred import (_HEADER, _floor32, _lane_step, block_driver_source, lanes_tail,
+from .pred import (HEADER, floor32, lane_step, block_driver_source, lanes_tail,
                    lanes_rows, node_slices, root_test, walk_head)
-from .treeshape import _bfs
+from .treeshape import bfs_order
 
 _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, lout, want_leaf"
 
@@ -68,7 +68,7 @@ class WalkLayout:
             nb_bits += tr.cat_bitsets.size
             pos += tr.n_nodes
             lpos += nl
-        self.arrays = {"ch": ch, "feat": feat, "thr64": thr, "thr32": _floor32(thr),
+        self.arrays = {"ch": ch, "feat": feat, "thr64": thr, "thr32": floor32(thr),
                        "flags": flags, "catoff": catoff, "info": info, "leafval": leafval,
                        "leafid": leafid}
         self.has_cat = any(trees[t].is_categorical.any() for t in sel)
@@ -82,7 +82,7 @@ def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset
     """Lay one tree out at node ``pos`` and leaf ``lpos`` (see the module docstring): its
     internal nodes numbered breadth-first from 0, its leaves after them, each leaf linked to
     itself. Returns (internal-node count, leaf count)."""
-    order = _bfs(feature, left, right)
+    order = bfs_order(feature, left, right)
     new = np.empty(feature.shape[0], np.int64)
     m = 0
     for i in order:
@@ -99,7 +99,7 @@ def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset
     for i in order:
         j = pos + new[i]
         if feature[i] >= 0:
-            feat[j] = position[feature[i]] * V  # see pred._lane_step
+            feat[j] = position[feature[i]] * V  # see pred.lane_step
             thr[j] = threshold[i]
             flags[j] = (1 if default_left[i] else 0) | (2 if is_cat[i] else 0)
             catoff[j] = cat_offset[i] + nb_bits if is_cat[i] else 0
@@ -113,7 +113,7 @@ def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset
 
 
 def _step(lane, mode, indent, V=None, direct=False):
-    return _lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])", V,
+    return lane_step(lane, mode, indent, "{i} = np.int64(hk[2 * {j} + np.uint64({c})])", V,
                       direct)
 
 
@@ -153,15 +153,17 @@ def _walk(name, V, mode, direct=False, multi=False):
     return L
 
 
-def _source(V, cat, multi=False):
-    L = [_HEADER.format(V=V, CAT=cat).replace("hardwood.predict.pred:",
+def _source(V, cat, multi=False, direct=False):
+    L = [HEADER.format(V=V, CAT=cat).replace("hardwood.predict.pred:",
                                                "hardwood.predict.vwalk:")]
-    L += block_driver_source(partial(_walk, multi=True) if multi else _walk, V, cat, _ARGS)
+    L += block_driver_source(partial(_walk, multi=True) if multi else _walk, V, cat, _ARGS,
+                             direct)
     return "\n".join(L) + "\n"
 
 
-def kernels(V, cat, multi=False):
+def kernels(V, cat, multi=False, direct=False):
     """The generated module of ``V`` lanes; ``multi``: for 2-D ``leafval`` (see
-    :class:`WalkLayout`'s ``width``)."""
-    tag = f"v{V}_{'c' if cat else 'n'}{'_m' if multi else ''}"
-    return load_source(f"vwalk_{tag}", _source(V, bool(cat), bool(multi)))
+    :class:`WalkLayout`'s ``width``); ``direct``: rows read in place (see
+    ``pred.block_driver_source``)."""
+    tag = f"v{V}_{'c' if cat else 'n'}{'_m' if multi else ''}{'_d' if direct else ''}"
+    return load_source(f"vwalk_{tag}", _source(V, bool(cat), bool(multi), bool(direct)))

@@ -22,7 +22,8 @@ import numpy as np
 from ..backends import forest_cpu as K
 from ..data.convert import FeatureInfo
 from ..parallel import concurrent_launches
-from .forest_grower import GrowData, TreeArrays, TreeParams, _threads, grow_tree
+from ..backends.forest_engine import n_threads
+from .forest_grower import GrowData, TreeArrays, TreeParams, grow_tree, grow_tree_cuda
 
 FOREST_PROBA = "multi:proba"  # raw sums of the per-class trees are the probabilities
 
@@ -158,7 +159,7 @@ def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: i
     otherwise the threads work inside one tree at a time (CudaTree's scheme). None: trees in
     parallel when there are at least two per thread (measured 10-30% faster on 2 cores)."""
     if device == "cuda":
-        from ..backends.forest_cuda import grow_tree_cuda as grow
+        grow = grow_tree_cuda
     elif device == "cpu":
         grow = grow_tree
     else:
@@ -180,7 +181,7 @@ def grow_forest(data: GrowData, tparams: TreeParams, plan: SamplingPlan, seed: i
             callback(t, tree)
         return tree
 
-    n_thr = _threads()
+    n_thr = n_threads()
     if tree_parallel is None:  # measured: see benchmarks/README.md, "Random forests"
         tree_parallel = len(tree_ids) >= 2 * n_thr
     if (device == "cpu" and tree_parallel and n_thr > 1 and len(tree_ids) > 1

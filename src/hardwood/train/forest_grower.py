@@ -21,12 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..backends import forest_cpu as K
+from ..backends.forest_engine import CPUEngine
 
 # CudaTree §3.1: crossover (rows) = a + b*classes + c*rows + d*features-per-split, fitted by
 # benchmarks/calibrate_forest_crossover.py on this machine (see benchmarks/README.md).
 CROSSOVER_COEF = (28777.8, -284.7222, -0.143750, -864.5833)
 CROSSOVER_MIN, CROSSOVER_MAX = 500, 32000  # the calibrated grid's range
-SERIAL_WORK = 16384  # a breadth-first step over fewer rows runs on one thread
 GROWTH = ("hybrid", "depthfirst", "breadthfirst")
 
 
@@ -199,91 +199,13 @@ def _impurities(tot, C, crit):
         return -np.where(p > 0, p * np.log2(np.where(p > 0, p, 1.0)), 0.0).sum(axis=1)
 
 
-class _DF:
-    """Depth-first (data parallel) processing of single nodes."""
-
-    def __init__(self, data: GrowData, p: TreeParams, rows, w, w_root):
-        self.data, self.p, self.rows, self.w, self.w_root = data, p, rows, w, w_root
-        self.tmp = np.empty_like(rows)
-        self.flags = np.empty(rows.shape[0], dtype=np.bool_)
-
-    def totals(self, b0, b1):
-        d = self.data
-        nblk = K.n_blocks(b1 - b0, 1, 1, d.C)
-        return K.df_totals(self.rows, b0, b1, self.w, d.yk, d.yv, d.is_reg, d.C, nblk)
-
-    def find_split(self, b0, b1, depth, key, T):
-        """(feature, bin, default_left, gain) of the best split, or None for a leaf."""
-        d, p = self.data, self.p
-        C, crit = d.C, p.criterion
-        n = b1 - b0
-        W = K.side_weight(T, C, crit)
-        if K.node_is_leaf(n, W, K.impurity(T, C, crit), depth, p.max_depth,
-                          p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf):
-            return None
-        n_feat = d.bins_col.shape[0]
-        best, bf, bbin, bnext, bdl = -np.inf, -1, -1, -1, False
-        drawn = nonconst = 0
-        while (drawn < p.mtry or nonconst == 0) and drawn < n_feat:
-            want = p.mtry - drawn if drawn < p.mtry else 4
-            want = min(want, n_feat - drawn)
-            feats = K.perm_prefix(key, n_feat, drawn + want)[drawn:]
-            stat, cnt = self.hist(b0, b1, feats)
-            best, bf, bbin, bnext, bdl, drawn, nonconst = K.df_scan(
-                stat, cnt, feats, d.nv, T, n, C, crit, p.min_samples_leaf, p.min_weight_leaf,
-                p.mtry, drawn, nonconst, best, bf, bbin, bnext, bdl)
-        if bf < 0:
-            return None
-        gain = best - K.parent_proxy(T, C, crit)
-        if crit == K.ENTROPY:
-            gain /= K.LN2
-        if gain / self.w_root + K.EPSILON < p.min_impurity_decrease:
-            return None
-        return int(bf), int(bbin), bool(bdl), float(gain), int(bnext)
-
-    def hist(self, b0, b1, feats):
-        """(stat (n_feat, maxbins, C), cnt (n_feat, maxbins)) of rows[b0:b1] over ``feats``."""
-        d = self.data
-        nblk = K.n_blocks(b1 - b0, feats.shape[0], d.maxbins, d.C)
-        return K.df_hist(d.bins_col, self.rows, b0, b1, feats, self.w, d.yk, d.yv, d.is_reg,
-                         d.C, d.maxbins, nblk)
-
-    def partition(self, b0, b1, f, bbin, dl):
-        d = self.data
-        nblk = K.n_blocks(b1 - b0, 1, 1, 1)
-        return K.df_partition(d.bins_col, self.rows, self.tmp, self.flags, b0, b1, f, bbin,
-                              int(d.nv[f]), dl, nblk)
-
-    def level(self, begin, end, depth, key, out):
-        """Breadth-first step over a frontier of small nodes (one thread per node); fills
-        ``out`` = (tot, feat, bin, next, default_left, gain, mid)."""
-        d, p = self.data, self.p
-        s = begin.shape[0]
-        work = int((end - begin).sum())
-        kern = K.bf_level if (work >= SERIAL_WORK and _threads() > 1) else K.bf_level_serial
-        maxn = int((end - begin).max())
-        kern(d.bins_row, self.rows, self.tmp, self.w, d.yk, d.yv, d.is_reg, d.C, d.nv,
-             d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
-             p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.criterion,
-             p.min_impurity_decrease, self.w_root, _n_chunks(s), *out)
-
-
-def _threads():
-    import numba
-    return numba.get_num_threads()
-
-
-def _n_chunks(n_nodes):
-    return int(min(n_nodes, 8 * _threads()))
-
-
 def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, key,
               growth: str = "hybrid", crossover: int | None = None, engine=None,
               crossover_rule=default_crossover) -> TreeArrays:
     """Grow one tree on ``rows`` (int32, ascending, rows with weight > 0; reordered in place)
     with row weights ``w`` (full length). ``key``: the root's random key (uint64).
-    ``engine``: the class doing the per-node work (CPU kernels by default; the CUDA backend
-    passes its own with the same methods); ``crossover_rule``: the default crossover as a
+    ``engine``: the class doing the per-node work (``backends.forest_engine.CPUEngine`` by
+    default; ``grow_tree_cuda`` passes the CUDA backend's, with the same methods); ``crossover_rule``: the default crossover as a
     function of (classes, rows, features per split), fitted per device."""
     if growth not in GROWTH:
         raise ValueError(f"growth must be one of {GROWTH}, got {growth!r}")
@@ -291,7 +213,7 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
     C, crit = data.C, p.criterion
     b = _Builder(2 * m + 1, C)
     root = b.add(0, m, 0, np.uint64(key))
-    df = (engine or _DF)(data, p, rows, w, float(np.sum(w[rows])))
+    df = (engine or CPUEngine)(data, p, rows, w, float(np.sum(w[rows])))
     if p.max_leaf_nodes:
         return _grow_best_first(b, data, p, df)
     if growth == "depthfirst":
@@ -347,7 +269,17 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
     return _finish(b, data, crit)
 
 
-def _grow_best_first(b: _Builder, data: GrowData, p: TreeParams, df: _DF) -> TreeArrays:
+def grow_tree_cuda(data: GrowData, p: TreeParams, rows, w, key, growth="hybrid",
+                   crossover=None) -> TreeArrays:
+    """:func:`grow_tree` on the GPU (``backends/forest_cuda.py``): the same hybrid scheme and
+    the same tree as on the CPU."""
+    from ..backends.forest_cuda import CudaEngine, gpu_crossover
+
+    return grow_tree(data, p, rows, w, key, growth=growth, crossover=crossover,
+                     engine=CudaEngine, crossover_rule=gpu_crossover)
+
+
+def _grow_best_first(b: _Builder, data: GrowData, p: TreeParams, df: CPUEngine) -> TreeArrays:
     """Best-first growth (``max_leaf_nodes``): expand the leaf of largest impurity decrease."""
     heap = []
 

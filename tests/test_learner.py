@@ -140,7 +140,7 @@ def test_auto_takes_the_fused_grower_once_compiled_or_worth_compiling(monkeypatc
     monkeypatch.setattr(CPUBackend, "grow_fused", counting)
     monkeypatch.setattr(grower_mod, "FUSED", "auto")
     monkeypatch.setattr(CPUBackend, "fused_compiled", lambda self, *a: False)
-    monkeypatch.setattr(grower_mod, "_learner_seconds", [0.0])
+    monkeypatch.setattr(grower_mod, "CLOCK", grower_mod.LearnerClock(None))
     learner = _train({"max_depth": 3}, X, y, rounds=3)
     assert calls == []  # not compiled, little work: the learner
     monkeypatch.setattr(grower_mod, "TIER_UP_SECONDS", 0.0)
@@ -151,6 +151,23 @@ def test_auto_takes_the_fused_grower_once_compiled_or_worth_compiling(monkeypatc
     monkeypatch.setattr(CPUBackend, "fused_compiled", lambda self, *a: True)
     _train({"max_depth": 3}, X, y, rounds=3)
     assert len(calls) == 6  # compiled: the fused grower from the first tree
+
+
+def test_learner_clock_adds_up_over_processes(tmp_path, monkeypatch):
+    """The learner's seconds persist in the cache folder, so that many short trainings reach
+    the tier-up as one long one does; a corrupt or hostile file counts as zero."""
+    monkeypatch.setenv("HARDWOOD_CACHE_DIR", str(tmp_path / "cache"))
+    a = grower_mod.LearnerClock()
+    a.add(0.3)
+    assert a.total() == pytest.approx(0.3)  # not saved yet
+    a.add(0.4)  # 0.7 s unsaved: written
+    b = grower_mod.LearnerClock()  # a later process
+    assert b.total() == pytest.approx(0.7)
+    b.add(1.0)
+    assert grower_mod.LearnerClock().total() == pytest.approx(1.7)
+    for junk in ("nan", "-5", "inf", "1e400", "hello"):
+        (tmp_path / "cache" / "learner_seconds").write_text(junk)
+        assert grower_mod.LearnerClock().total() == 0.0
 
 
 def test_jit_cache_sees_a_compiled_kernel():

@@ -237,3 +237,31 @@ def load_source(prefix: str, source: str):
         raise
     _LOADED[name] = mod
     return mod
+
+
+def read_state(name: str):
+    """The text of the small state file ``name`` in the cache folder (``write_state``), or
+    None when it is missing or fails the checks of a generated source (a regular file owned
+    by the user, not writable by group or others)."""
+    try:
+        kernels, uid = _kernel_dir()
+        path = os.path.join(os.path.dirname(kernels), name)
+        st = os.lstat(path)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > 4096:
+            return None
+        if _POSIX and (st.st_uid != uid or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH)):
+            return None
+        with open(path, "rb") as fh:
+            return fh.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def write_state(name: str, text: str):
+    """Keep ``text`` in the state file ``name`` of the cache folder (written atomically, mode
+    0o600); a folder that cannot be written is skipped silently (the state is a hint)."""
+    try:
+        kernels, _ = _kernel_dir()
+        _write(os.path.join(os.path.dirname(kernels), name), text.encode("utf-8"))
+    except OSError:
+        pass

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..backends._intrinsics import seconds_per_cycle
 from ..backends.jit_cache import CompileClock
+from ..predict._cache import read_state, write_state
 from ..model.tree import BinnedTree, Tree, bitset_from_mask
 from .learner import NodeKeys, TreeLearner
 from ..backends.split import leaf_weight
@@ -23,14 +24,55 @@ from ..backends.split import leaf_weight
 # Where the fused grower applies (one in-core page, a backend that offers it), FUSED says
 # whether it grows the trees: True always, False never (the tests compare the two), "auto"
 # once it is compiled. Both build the same trees, and the fused grower is 1.5-1.9x faster,
-# but compiling it costs about 35 s on a fresh 2-core machine, three times the learner's
+# but compiling it costs about 35 s on a fresh 2-core machine, four times the learner's
 # kernels. So "auto" takes it when its kernel is compiled for these argument types (in this
-# process, or in Numba's cache on disk), or once the learner's time in this process, spent
-# and still to spend on this training, reaches TIER_UP_SECONDS: there, compiling pays for
-# itself. HARDWOOD_FUSED=1 or 0 in the environment sets True or False (benchmarks use 1).
+# process, or in Numba's cache on disk), or once the learner's time on this machine (see
+# LearnerClock), spent and still to spend on this training, reaches TIER_UP_SECONDS: there,
+# compiling, once per machine, pays for itself. HARDWOOD_FUSED=1 or 0 in the environment
+# sets True or False (the benchmarks use 1).
 FUSED = {"1": True, "0": False}.get(os.environ.get("HARDWOOD_FUSED", ""), "auto")
 TIER_UP_SECONDS = 60.0
-_learner_seconds = [0.0]  # this process's learner time on trees the fused grower could grow
+
+
+class LearnerClock:
+    """Seconds the learner has spent on trees the fused grower could have grown, on this
+    machine: this process's, plus those earlier processes left in the state file ``name`` of
+    hardwood's cache folder (None: this process only). Many short trainings thus add up to
+    the compile, as one long one does."""
+
+    SAVE_EVERY = 0.5  # seconds not yet in the file
+
+    def __init__(self, name="learner_seconds"):
+        self.name = name
+        self.past = None
+        self.here = 0.0
+        self.unsaved = 0.0
+
+    def _read(self):
+        try:
+            text = read_state(self.name) if self.name else None
+            value = float(text) if text else 0.0
+            return value if np.isfinite(value) and value >= 0 else 0.0
+        except ValueError:
+            return 0.0
+
+    def total(self):
+        if self.past is None:
+            self.past = self._read()
+        return self.past + self.here
+
+    def add(self, seconds):
+        self.here += seconds
+        self.unsaved += seconds
+        if self.name and self.unsaved >= self.SAVE_EVERY:
+            self.past = self._read()  # other processes may have added to it meanwhile
+            write_state(self.name, repr(self.past + self.unsaved))
+            self.past += self.unsaved
+            self.here -= self.unsaved
+            self.unsaved = 0.0
+
+
+CLOCK = LearnerClock()
 # unbounded lossguide on the fused grower: room for this many leaves first, four times more
 # while a tree fills it, up to a histogram pool of this many bytes
 UNBOUNDED_FIRST_LEAVES = 256
@@ -141,7 +183,7 @@ class Grower:
             out = self.learner.grow(rows, g, h, tree_mask, keys)
         if fusable:
             spent = max(0.0, time.perf_counter() - t0 - compiling.seconds)
-            _learner_seconds[0] += spent
+            CLOCK.add(spent)
             self._learner_mean = spent if self._learner_mean == 0 else (
                 0.8 * self._learner_mean + 0.2 * spent)
         return out
@@ -154,7 +196,7 @@ class Grower:
             self._fused = self.backend.fused_compiled(rows, g, h, self._layout(), tree_mask,
                                                       keys.keys, keys.k, self.p, 0, 1, 1,
                                                       self._cycles)
-        if not self._fused and (_learner_seconds[0] + self._learner_mean * self.trees_left
+        if not self._fused and (CLOCK.total() + self._learner_mean * self.trees_left
                                 >= TIER_UP_SECONDS):
             self._fused = True
         return self._fused

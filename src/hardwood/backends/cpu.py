@@ -312,6 +312,24 @@ def add_values_range(k0, k1, rows, blk_seg, blk_begin, blk_end, seg_value, pred)
             pred[rows[p]] += v
 
 
+@njit(parallel=True, cache=True, nogil=True)
+def add_values_blocks(rows, blk_seg, blk_begin, blk_end, seg_value, pred):
+    """``add_values_range`` over every block, in parallel (after the fused grower: a launch
+    on Python threads right after its OpenMP kernels shares the cores with their spin-wait,
+    about 1.4 ms more per tree on 800,000 rows)."""
+    for k in prange(blk_begin.shape[0]):
+        kk = np.int64(k)
+        add_values_range(kk, kk + 1, rows, blk_seg, blk_begin, blk_end, seg_value, pred)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def fill_row_ids(rows):
+    """rows[i] = i, in place (a tree over every row starts from this order; one thread copies
+    800,000 ids in 0.4 ms, a tenth of a tree of higgs)."""
+    for i in prange(rows.shape[0]):
+        rows[i] = i
+
+
 @njit(cache=True, nogil=True)
 def predict_binned_range(i0, i1, B, feature, table_offset, table, left, right, value, pred):
     """Rows ``i0 .. i1 - 1`` of the binned matrix ``B`` through one tree: ``pred[i] +=`` its
@@ -343,7 +361,6 @@ class CPUBackend(Backend):
         self._tmp = np.empty(bins_row.shape[0], dtype=np.int32)
         self.lanes = choose_lanes(bins_row)
         self._groups = feature_groups(self.offsets, self.total_bins)
-        self._iota = np.zeros(0, dtype=np.int32)
 
     # ① ------------------------------------------------------------------------------
     def build_histograms(self, rows, begins, ends, g, h):
@@ -388,15 +405,20 @@ class CPUBackend(Backend):
         run_ranges(add_values_range, blk_begin.size, rows, blk_seg, blk_begin, blk_end,
                    np.asarray(values, dtype=np.float64), pred)
 
+    def add_fused_leaf_values(self, rows, begins, ends, values, pred):
+        """``add_leaf_values`` for the leaves of ``grow_fused``, with a ``prange`` kernel."""
+        begins, ends = _segments(begins, ends)
+        blk_seg, blk_begin, blk_end, _ = make_blocks(begins, ends, BLOCK)
+        add_values_blocks(rows, blk_seg, blk_begin, blk_end, np.asarray(values, dtype=np.float64),
+                          pred)
+
     def predict_binned(self, bins_row, binned_tree, pred):
         t = binned_tree
         run_ranges(predict_binned_range, bins_row.shape[0], bins_row, t.feature, t.table_offset,
                    t.table, t.left, t.right, t.value, pred)
 
     def fill_row_ids(self, rows):
-        if self._iota.size < rows.size:
-            self._iota = np.arange(rows.size, dtype=np.int32)
-        rows[:] = self._iota[:rows.size]
+        fill_row_ids(rows)
 
     # the fused one-call grower (backends/cpu_grower.py): one in-core page only ----------
     def grow_fused(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,

@@ -114,7 +114,7 @@ class SegmentLeaves:
 
     def add(self, values, pred):
         """⑤ ``pred[rows of leaf i] += values[i]``."""
-        self.backend.add_leaf_values(self.row_ids, self.begins, self.ends, values, pred)
+        self.backend.add_fused_leaf_values(self.row_ids, self.begins, self.ends, values, pred)
 
     def rows(self, i):
         return self.row_ids[self.begins[i]:self.ends[i]]

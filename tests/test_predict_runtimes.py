@@ -420,7 +420,7 @@ def test_single_row_fast_path_does_not_touch_the_model(models, monkeypatch):
         raise AssertionError("a single-row call re-validated or re-laid-out the model")
 
     monkeypatch.setattr(io, "validate_tree", boom)
-    for name in ("prepare", "packed", "_tree_range"):
+    for name in ("prepare", "packed", "tree_range"):
         monkeypatch.setattr(m, name, boom)
     for name in ("PredLayout", "OneRowLayout", "one_row_unsupported_reason", "kernels",
                  "one_row_kernel", "pack_blob"):

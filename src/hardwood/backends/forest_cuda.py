@@ -353,10 +353,10 @@ class _DeviceData:
 
 
 def device_data(data):
-    dd = getattr(data, "_cuda_data", None)
+    dd = data.device_copy
     if dd is None:
         dd = _DeviceData(data)
-        data._cuda_data = dd
+        data.device_copy = dd
     return dd
 
 

@@ -103,7 +103,9 @@ class Model:
                                                    self.info.n_categories))
         return cached[1]
 
-    def _tree_range(self, iteration_range):
+    def tree_range(self, iteration_range):
+        """The trees (t0, t1) that ``iteration_range`` selects: every tree, or those up to
+        ``best_iteration`` when early stopping set it; an error names a bad range."""
         K = max(self.n_outputs, 1)
         if iteration_range is None:
             if self.best_iteration is not None:
@@ -147,7 +149,7 @@ class Model:
             cache = self.__dict__.get("_compiled")
             if cache is None or cache.get("version") != version:
                 cache = self._compiled = {"version": version}  # older layouts are dropped
-            key = (runtime, self._tree_range(iteration_range))
+            key = (runtime, self.tree_range(iteration_range))
             compiled = cache.get(key)
             if compiled is None:
                 from ..predict.dispatch import compile as _compile
@@ -155,7 +157,7 @@ class Model:
                 cache[key] = compiled
             return compiled.predict(X, output=output)
         mat = self.prepare(X)
-        t0, t1 = self._tree_range(iteration_range)
+        t0, t1 = self.tree_range(iteration_range)
         forest = self.packed()
         with guard():  # parallel kernels (hardwood.parallel)
             if output == "leaf":

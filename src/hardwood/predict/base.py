@@ -120,7 +120,7 @@ class CompiledModel:
     def __init__(self, model, iteration_range=None, tree_range=None):
         t0 = time.perf_counter()
         self.model = model
-        self.t0, self.t1 = tree_range if tree_range else model._tree_range(iteration_range)
+        self.t0, self.t1 = tree_range if tree_range else model.tree_range(iteration_range)
         self.n_features = model.n_features
         self.n_outputs = max(int(model.n_outputs), 1)
         self.objective = model.objective

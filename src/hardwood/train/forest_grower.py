@@ -61,6 +61,7 @@ class GrowData:
     n_classes: int  # 1 for regression
     yk: np.ndarray  # int64 class index (classification) else zeros
     yv: np.ndarray  # float64 target (regression) else zeros
+    device_copy: object = None  # the CUDA backend's copy on the GPU, made once per forest
 
     @property
     def C(self) -> int:

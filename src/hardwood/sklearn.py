@@ -66,7 +66,8 @@ class _GBDTBase(BaseEstimator):
                  gamma=0.0, max_bin=256, subsample=1.0, colsample_bytree=1.0,
                  colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
-                 n_jobs=None, random_state=None, verbose=False):
+                 n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
+                 top_rate=None, other_rate=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -89,6 +90,9 @@ class _GBDTBase(BaseEstimator):
         self.n_jobs = n_jobs
         self.random_state = random_state
         self.verbose = verbose
+        self.sampling_method = sampling_method
+        self.top_rate = top_rate
+        self.other_rate = other_rate
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -123,6 +127,9 @@ class _GBDTBase(BaseEstimator):
             "gamma": self.gamma,
             "max_bin": int(self.max_bin),
             "subsample": self.subsample,
+            "sampling_method": self.sampling_method,
+            "top_rate": self.top_rate,
+            "other_rate": self.other_rate,
             "colsample_bytree": self.colsample_bytree,
             "colsample_bynode": self.colsample_bynode,
             "max_cat_to_onehot": self.max_cat_to_onehot,

@@ -26,6 +26,7 @@ from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
 from ..objectives import get_objective, objective_class
 from ..parallel import threads
+from . import sampling
 from .grower import Grower, GrowParams, Profile
 from .params import MAX_CLASSES, resolve_params
 
@@ -136,15 +137,22 @@ class Booster:
             t0 = time.perf_counter()
             obj.gradients(self.pred, ts.label, ts.weight, self.g, self.h)
             t0 = self.profile.add("update", t0)
-            if p["subsample"] < 1.0:
-                rows = np.flatnonzero(rng.random(n) < p["subsample"]).astype(np.int32)
-                if rows.size == 0:
-                    rows = np.zeros(1, dtype=np.int32)
-            else:
+            rows, weight = sampling.draw(p["sampling_method"], self.g, self.h, rng,
+                                         p["subsample"], p["top_rate"], p["other_rate"],
+                                         self.rounds, p["learning_rate"])
+            if rows is None:
                 if self._all_rows is None:
                     self._all_rows = np.empty(n, dtype=np.int32)
                 self.backend.fill_row_ids(self._all_rows)
                 rows = self._all_rows
+            g, h, w = self.g, self.h, self.w
+            if weight is not None:  # unbiased sums: the drawn rows' g, h and weights scaled
+                g, h = g.copy(), h.copy()
+                g[:, rows] *= weight
+                h[:, rows] *= weight
+                if obj.refit_leaves:  # leaf optima over the sample, weighted alike
+                    w = np.array(w, dtype=np.float64)
+                    w[rows] *= weight
             sampled = rows.size < n
             d = ts.n_features
             if p["colsample_bytree"] < 1.0:
@@ -156,13 +164,12 @@ class Booster:
             self.profile.add("other", t0)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
-                tree, binned, leaves = self.grower.grow(tree_rows, self.g[k], self.h[k],
-                                                        tree_mask)
+                tree, binned, leaves = self.grower.grow(tree_rows, g[k], h[k], tree_mask)
                 t0 = time.perf_counter()
                 leaf_ids = np.flatnonzero(binned.feature < 0)
                 if obj.refit_leaves:
                     _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
-                                  self.w, p["learning_rate"])
+                                  w, p["learning_rate"])
                 if sampled:
                     self.backend.predict_binned(ts.bins_row, binned, self.pred[k])
                 else:

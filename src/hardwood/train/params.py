@@ -6,6 +6,7 @@ import math
 import numbers
 
 from ..objectives import DEFAULT_OBJECTIVE
+from . import sampling
 
 DEFAULTS = {
     "objective": DEFAULT_OBJECTIVE["regression"],  # a name or alias of hardwood.objectives
@@ -19,6 +20,9 @@ DEFAULTS = {
     "gamma": 0.0,
     "max_bin": None,  # taken from the Dataset
     "subsample": 1.0,
+    "sampling_method": "uniform",  # uniform, goss or mvs (train/sampling.py)
+    "top_rate": None,  # goss: the share of rows of largest gradients kept
+    "other_rate": None,  # goss: the share drawn from the others
     "colsample_bytree": 1.0,
     "colsample_bynode": 1.0,
     "max_cat_to_onehot": 4,
@@ -42,7 +46,7 @@ ALIASES = {
     "min_split_loss": "gamma", "min_gain_to_split": "gamma",
     "num_leaves": "max_leaves",
     "min_sum_hessian_in_leaf": "min_child_weight", "min_sum_hessian": "min_child_weight",
-    "bagging_fraction": "subsample",
+    "bagging_fraction": "subsample", "data_sample_strategy": "sampling_method",
     "feature_fraction": "colsample_bytree", "feature_fraction_bynode": "colsample_bynode",
     "seed": "random_state", "random_seed": "random_state",
     "nthread": "n_jobs", "num_threads": "n_jobs", "n_threads": "n_jobs",
@@ -67,6 +71,32 @@ def _num(p, key, lo=None, hi=None, lo_open=False, integer=False):
     if hi is not None and v > hi:
         raise ValueError(f"parameter {key!r} must be <= {hi}, got {v}")
     p[key] = int(v) if integer else float(v)
+
+
+def _check_sampling(p):
+    method = p["sampling_method"]
+    if not isinstance(method, str):
+        raise TypeError(f"sampling_method must be a string, got {method!r}")
+    method = sampling.ALIASES.get(method.lower(), method.lower())
+    if method not in sampling.METHODS:
+        names = sampling.METHODS + tuple(sampling.ALIASES)
+        raise ValueError(f"sampling_method must be one of {names}, got {p['sampling_method']!r}")
+    p["sampling_method"] = method
+    given = [k for k in ("top_rate", "other_rate") if p[k] is not None]
+    for k in given:
+        _num(p, k, 0, 1, lo_open=True)
+    if given and method != "goss":
+        raise ValueError(f"{' and '.join(given)} apply to sampling_method='goss' only "
+                         f"(sampling_method is {method!r})")
+    if method == "goss":
+        if given and p["subsample"] < 1.0:
+            raise ValueError("with sampling_method='goss' give either subsample or "
+                             "top_rate/other_rate, not both")
+        a, b = sampling.goss_rates(p["subsample"], p["top_rate"], p["other_rate"])
+        if b <= 0 or a + b > 1.0 or a >= 1.0:
+            raise ValueError(f"goss needs top_rate + other_rate <= 1 and other_rate > 0, got "
+                             f"top_rate={a}, other_rate={b}")
+        p["top_rate"], p["other_rate"] = a, b
 
 
 def resolve_params(params) -> dict:
@@ -95,6 +125,7 @@ def resolve_params(params) -> dict:
     _num(p, "gamma", 0)
     _num(p, "min_child_weight", 0)
     _num(p, "subsample", 0, 1, lo_open=True)
+    _check_sampling(p)
     _num(p, "colsample_bytree", 0, 1, lo_open=True)
     _num(p, "colsample_bynode", 0, 1, lo_open=True)
     _num(p, "max_cat_to_onehot", 1, integer=True)

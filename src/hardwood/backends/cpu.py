@@ -353,13 +353,14 @@ class CPUBackend(Backend):
 
     name = "cpu"
 
-    def __init__(self, bins_row: np.ndarray, bins_col: np.ndarray, offsets: np.ndarray):
+    def __init__(self, bins_row: np.ndarray, bins_col: np.ndarray, offsets: np.ndarray,
+                 lanes=None):
         self.bins_row = bins_row
         self.bins_col = bins_col
         self.offsets = np.ascontiguousarray(offsets[:-1], dtype=np.int64)
         self.total_bins = int(offsets[-1])
         self._tmp = np.empty(bins_row.shape[0], dtype=np.int32)
-        self.lanes = choose_lanes(bins_row)
+        self.lanes = choose_lanes(bins_row) if lanes is None else int(lanes)
         self._groups = feature_groups(self.offsets, self.total_bins)
 
     # ① ------------------------------------------------------------------------------

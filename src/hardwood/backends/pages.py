@@ -34,6 +34,9 @@ class RowPages:
     """In-memory rows cut into pages at the row ids ``cuts`` (``cuts[0] = 0``, ascending,
     ``cuts[-1] = n_rows``), each page worked by ``backend`` (a ``backends.base.Backend``)."""
 
+    in_core = True  # the rows live in the backend's in-memory matrices (the fused grower may
+                    # grow a one-page tree there)
+
     def __init__(self, backend, n_rows, cuts=None):
         self.backend = backend
         self.n_rows = int(n_rows)
@@ -58,8 +61,23 @@ class RowPages:
         """Node 0 holds ``rows`` (global ids, ascending): each page takes those in its range.
         Returns the global row count of node 0."""
         at = np.searchsorted(rows, self.cuts)
-        self.pages = [_Page(rows[at[p]:at[p + 1]]) for p in range(self.n_pages)]
+        self.pages = [_Page(self._page_rows(rows[at[p]:at[p + 1]], p))
+                      for p in range(self.n_pages)]
         return int(rows.shape[0])
+
+    def _page_rows(self, rows, p):
+        """Page ``p``'s rows as its backend numbers them (here: global ids)."""
+        return rows
+
+    def _global(self, rows, p):
+        """The global ids of rows of page ``p`` as its backend numbers them."""
+        return rows
+
+    def _each(self):
+        """(page, its backend, the page's first and last global row + 1) in page order; the
+        backend numbers the page's rows from the first (here: every page sees all rows)."""
+        for pg in self.pages:
+            yield pg, self.backend, 0, self.n_rows
 
     def count(self, node):
         return sum(e - b for b, e in (pg.seg[node] for pg in self.pages))
@@ -68,10 +86,10 @@ class RowPages:
     def histograms(self, nodes, g, h):
         """Each page's histograms of ``nodes``, summed in page order."""
         out = None
-        for pg in self.pages:
+        for pg, be, lo, hi in self._each():
             begins = [pg.seg[i][0] for i in nodes]
             ends = [pg.seg[i][1] for i in nodes]
-            part = self.backend.build_histograms(pg.rows, begins, ends, g, h)
+            part = be.build_histograms(pg.rows, begins, ends, g[lo:hi], h[lo:hi])
             if out is None:
                 out = part
             else:
@@ -84,10 +102,10 @@ class RowPages:
         counts (left, right) of each split."""
         n_left = np.zeros(len(nodes), dtype=np.int64)
         n_right = np.zeros(len(nodes), dtype=np.int64)
-        for pg in self.pages:
+        for pg, be, _, _ in self._each():
             begins = [pg.seg[i][0] for i in nodes]
             ends = [pg.seg[i][1] for i in nodes]
-            mids = self.backend.partition(pg.rows, begins, ends, features, tables)
+            mids = be.partition(pg.rows, begins, ends, features, tables)
             for k, i in enumerate(nodes):
                 b, e = pg.seg.pop(i)
                 mid = int(mids[k])
@@ -99,11 +117,76 @@ class RowPages:
 
     # ⑤ ------------------------------------------------------------------------------------
     def add_leaf_values(self, leaves, values, pred):
-        for pg in self.pages:
+        for pg, be, lo, hi in self._each():
             begins = [pg.seg[i][0] for i in leaves]
             ends = [pg.seg[i][1] for i in leaves]
-            self.backend.add_leaf_values(pg.rows, begins, ends, values, pred)
+            be.add_leaf_values(pg.rows, begins, ends, values, pred[lo:hi])
 
     def leaf_rows(self, leaf):
-        parts = [pg.rows[slice(*pg.seg[leaf])] for pg in self.pages]
+        parts = [self._global(pg.rows[slice(*pg.seg[leaf])], p)
+                 for p, pg in enumerate(self.pages)]
         return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int32)
+
+    def predict_binned(self, binned_tree, pred):
+        """``pred[i] +=`` row i's leaf value in ``binned_tree``, for every row (the update
+        of a round that grew its trees on a sample)."""
+        self.backend.predict_binned(self.backend.bins_row, binned_tree, pred)
+
+
+class DiskPages(RowPages):
+    """Rows in binned page files (``data/page_file.py``), one page in memory at a time: each
+    call streams the pages in order, reading the next page on a background thread while the
+    current one is worked. A page's rows are numbered from 0 for its own backend
+    (``make_backend(bins_row, bins_col)``); ``g``, ``h`` and the predictions stay in memory
+    for every row (O(rows) floats). The streaming mode of the out-of-core paper (its
+    Algorithm 6): each level of a tree reads every page once, and the trees equal in-core
+    training on the same bins (up to the rounding of the page-order sums, as ``RowPages``)."""
+
+    in_core = False
+
+    def __init__(self, make_backend, paths, key):
+        from ..data.page_file import read_header
+
+        heads = [read_header(p) for p in paths]
+        firsts = [h[3] for h in heads]
+        cuts = [0]
+        for (_, n, _, first, _), path in zip(heads, paths):
+            if first != cuts[-1]:
+                raise ValueError(f"page {path!r} starts at row {first}; the pages before it "
+                                 f"end at row {cuts[-1]}")
+            cuts.append(first + n)
+        super().__init__(None, cuts[-1], cuts)
+        self.paths, self.key, self.make_backend = list(paths), key, make_backend
+        self.first_rows = firsts
+        self._lanes = {}
+
+    def _page_rows(self, rows, p):
+        return (rows - self.cuts[p]).astype(np.int32)
+
+    def _global(self, rows, p):
+        return rows.astype(np.int64) + self.cuts[p]
+
+    def _load(self, p):
+        from ..data.page_file import read_page
+
+        bins_row, bins_col, _ = read_page(self.paths[p], self.key)
+        return bins_row, bins_col
+
+    def _each(self):
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(1, thread_name_prefix="hardwood-page") as io:
+            ahead = io.submit(self._load, 0) if self.pages else None
+            for p, pg in enumerate(self.pages):
+                bins_row, bins_col = ahead.result()
+                if p + 1 < len(self.pages):
+                    ahead = io.submit(self._load, p + 1)
+                be = self.make_backend(bins_row, bins_col, self._lanes.get(p))
+                self._lanes[p] = be.lanes
+                yield pg, be, int(self.cuts[p]), int(self.cuts[p + 1])
+
+    def predict_binned(self, binned_tree, pred):
+        for p in range(self.n_pages):
+            bins_row, bins_col = self._load(p)
+            be = self.make_backend(bins_row, bins_col, self._lanes.get(p))
+            be.predict_binned(bins_row, binned_tree, pred[self.cuts[p]:self.cuts[p + 1]])

@@ -92,6 +92,8 @@ class Booster:
             pages = p["pages"]
             if pages is None or isinstance(pages, (int, np.integer)):
                 self.pages = RowPages.even(self.backend, n, 1 if pages is None else pages)
+            elif isinstance(pages, dict):
+                self.pages = _disk_pages(train_set, pages)
             else:
                 self.pages = RowPages(self.backend, n, pages)
             gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__})
@@ -109,7 +111,7 @@ class Booster:
             if init is not None:  # the margins training the init trees had left
                 for tree, k in zip(init.trees, init.tree_group):
                     binned = bin_tree(tree, train_set)
-                    self.backend.predict_binned(train_set.bins_row, binned, self.pred[k])
+                    self.pages.predict_binned(binned, self.pred[k])
                     for v, vp in zip(self.valid_sets, self.valid_pred):
                         if v is not train_set:
                             self.backend.predict_binned(v.bins_row, binned, vp[k])
@@ -171,7 +173,7 @@ class Booster:
                     _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
                                   w, p["learning_rate"])
                 if sampled:
-                    self.backend.predict_binned(ts.bins_row, binned, self.pred[k])
+                    self.pages.predict_binned(binned, self.pred[k])
                 else:
                     leaves.add(binned.value[leaf_ids], self.pred[k])
                 for v, vp in zip(self.valid_sets, self.valid_pred):
@@ -215,6 +217,32 @@ class Booster:
 
 
 # -- init_model ---------------------------------------------------------------------------
+def _disk_pages(train_set, spec):
+    """The training set's bins written to binned pages on disk (``data/page_file.py``) and
+    streamed from there (``backends.pages.DiskPages``): ``spec`` = {"dir": folder,
+    "page_bytes": bytes per page (32 MiB)}. The pages' key is the bin mapper and the shape,
+    so that pages of other data are refused."""
+    import hashlib
+    import json
+
+    from ..backends.cpu import CPUBackend
+    from ..backends.pages import DiskPages
+    from ..data.page_file import write_pages
+
+    unknown = set(spec) - {"dir", "page_bytes"}
+    if unknown or "dir" not in spec:
+        raise ValueError(f"pages on disk take {{'dir': folder, 'page_bytes': n}}, got {spec!r}")
+    bm = train_set.bin_mapper
+    key = hashlib.blake2b(json.dumps([bm.to_dict(), list(train_set.bins_row.shape),
+                                      str(train_set.bins_row.dtype)]).encode(),
+                          digest_size=32).digest()
+    paths = write_pages(train_set.bins_row, spec["dir"], int(spec.get("page_bytes", 32 << 20)),
+                        key)
+    offsets = bm.offsets
+    return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
+                     key)
+
+
 def _load_init_model(init_model):
     if init_model is None:
         return None

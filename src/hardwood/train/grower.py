@@ -172,7 +172,7 @@ class Grower:
         keys = NodeKeys(self.rng, self.d, k, tree_mask)
         self.trees_left = max(0, self.trees_left - 1)
         fusable = (getattr(self.backend, "grow_fused", None) is not None
-                   and self.pages.n_pages == 1
+                   and self.pages.n_pages == 1 and self.pages.in_core
                    and (shape is not None or p.grow_policy == "lossguide"))
         if fusable and self._take_fused(rows, g, h, tree_mask, keys):
             if shape is not None:

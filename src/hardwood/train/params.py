@@ -36,7 +36,8 @@ DEFAULTS = {
     "verbose": False,
     "device": "cpu",
     "backend": None,  # internal: 'cpu' or 'reference' (the naive twins)
-    "pages": None,  # internal: the in-core rows cut into pages (a count, or row-id cuts)
+    "pages": None,  # internal: the in-core rows cut into pages (a count, or row-id cuts), or
+                    # {"dir": folder, "page_bytes": n}: the bins written to pages on disk
 }
 
 ALIASES = {
@@ -164,7 +165,7 @@ def resolve_params(params) -> dict:
         p["backend"] = "cpu"
     if p["backend"] not in ("cpu", "reference"):
         raise ValueError(f"backend must be 'cpu' or 'reference', got {p['backend']!r}")
-    if p["pages"] is not None and not isinstance(p["pages"], (list, tuple)):
+    if p["pages"] is not None and not isinstance(p["pages"], (list, tuple, dict)):
         _num(p, "pages", 1, integer=True)
     if isinstance(p["eval_metric"], str):
         p["eval_metric"] = [p["eval_metric"]]

@@ -1,0 +1,128 @@
+"""Binned pages on disk: one file per page, checked on every read.
+
+A page holds a run of rows of the binned matrix twice, row-major (n, d) for histograms and
+column-major (d, n) for the partition (the Booster paper's redundant layouts), after a
+header::
+
+    magic  b"HWPAGE\\x00\\x01"      8 bytes
+    format version                 uint32 (FORMAT_VERSION)
+    dtype code                     uint32 (1: uint8, 2: uint16)
+    rows, columns, first row       3 x uint64
+    payload bytes                  uint64
+    payload checksum               32 bytes (BLAKE2b-256 of the payload)
+    key                            32 bytes (what the pages were built from: see PageSet)
+
+A file that is truncated, altered, of another format or built from other data raises
+:class:`PageError` naming the file and what is wrong; nothing is read past a bad header.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+
+import numpy as np
+
+MAGIC = b"HWPAGE\x00\x01"
+FORMAT_VERSION = 1
+_HEAD = struct.Struct("<8sII4Q32s32s")
+_DTYPES = {1: np.dtype(np.uint8), 2: np.dtype(np.uint16)}
+_CODES = {v: k for k, v in _DTYPES.items()}
+
+
+class PageError(ValueError):
+    """A page file that cannot be used: corrupt, truncated, or from other data."""
+
+
+def _digest(*parts) -> bytes:
+    h = hashlib.blake2b(digest_size=32)
+    for p in parts:
+        h.update(p)
+    return h.digest()
+
+
+def write_page(path, bins_row: np.ndarray, first_row: int, key: bytes):
+    """Write rows ``first_row ..`` of a binned matrix (``bins_row``: (n, d) uint8/uint16) to
+    ``path``, atomically (a temporary file renamed)."""
+    bins_row = np.ascontiguousarray(bins_row)
+    if bins_row.dtype not in _CODES or bins_row.ndim != 2:
+        raise TypeError(f"a page holds a 2-D uint8 or uint16 matrix, got {bins_row.dtype} "
+                        f"{bins_row.shape}")
+    payload = bins_row.tobytes() + np.ascontiguousarray(bins_row.T).tobytes()
+    n, d = bins_row.shape
+    head = _HEAD.pack(MAGIC, FORMAT_VERSION, _CODES[bins_row.dtype], n, d, int(first_row),
+                      len(payload), _digest(payload), key)
+    tmp = f"{path}.tmp{os.getpid()}"
+    with open(tmp, "wb") as fh:
+        fh.write(head)
+        fh.write(payload)
+    os.replace(tmp, path)
+
+
+def read_header(path):
+    """(dtype, rows, columns, first row, key) of the page file ``path``."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(_HEAD.size)
+    except OSError as e:
+        raise PageError(f"page {path!r} cannot be read: {e.strerror or e}") from None
+    return _parse(path, raw)[:5]
+
+
+def _parse(path, raw):
+    if len(raw) < _HEAD.size:
+        raise PageError(f"page {path!r} is truncated: {len(raw)} bytes, shorter than its "
+                        f"{_HEAD.size}-byte header")
+    magic, version, code, n, d, first, size, digest, key = _HEAD.unpack(raw[:_HEAD.size])
+    if magic != MAGIC:
+        raise PageError(f"{path!r} is not a hardwood page (bad magic {magic!r})")
+    if version != FORMAT_VERSION:
+        raise PageError(f"page {path!r} has format version {version}; this hardwood reads "
+                        f"version {FORMAT_VERSION} (rebuild the page cache)")
+    if code not in _DTYPES:
+        raise PageError(f"page {path!r} has an unknown dtype code {code}")
+    dtype = _DTYPES[code]
+    if size != 2 * n * d * dtype.itemsize:
+        raise PageError(f"page {path!r}: payload of {size} bytes does not hold 2 x {n} x {d} "
+                        f"{dtype} bins")
+    return dtype, int(n), int(d), int(first), key, int(size), digest
+
+
+def read_page(path, key: bytes | None = None):
+    """(bins_row (n, d), bins_col (d, n), first row) of the page file ``path``, checked: its
+    header, its length, its checksum and, when given, the ``key`` it was built with."""
+    try:
+        with open(path, "rb") as fh:
+            buf = np.empty(os.fstat(fh.fileno()).st_size, dtype=np.uint8)  # writable arrays:
+            got = fh.readinto(buf)  # Numba types read-only ones apart (new compilations)
+    except OSError as e:
+        raise PageError(f"page {path!r} cannot be read: {e.strerror or e}") from None
+    raw = buf[:got]
+    dtype, n, d, first, got_key, size, digest = _parse(path, raw[:_HEAD.size].tobytes())
+    if key is not None and got_key != key:
+        raise PageError(f"page {path!r} was built from other data or other parameters")
+    payload = raw[_HEAD.size:]
+    if payload.size != size:
+        raise PageError(f"page {path!r} is truncated or padded: {payload.size} payload bytes, "
+                        f"its header says {size}")
+    if _digest(memoryview(payload)) != digest:
+        raise PageError(f"page {path!r} is corrupted (checksum mismatch)")
+    half = size // 2
+    rows = payload[:half].view(dtype).reshape(n, d)
+    cols = payload[half:].view(dtype).reshape(d, n)
+    return rows, cols, first
+
+
+def write_pages(bins_row: np.ndarray, folder, page_bytes: int, key: bytes):
+    """Cut a binned matrix into pages of about ``page_bytes`` (both layouts counted) written
+    to ``folder`` as ``page-000000.hwp``, ...; returns their paths in row order."""
+    n, d = bins_row.shape
+    per_row = max(1, 2 * d * bins_row.dtype.itemsize)
+    step = max(1, int(page_bytes) // per_row)
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for k, a in enumerate(range(0, max(n, 1), step)):
+        path = os.path.join(folder, f"page-{k:06d}.hwp")
+        write_page(path, bins_row[a:a + step], a, key)
+        paths.append(path)
+    return paths

@@ -344,6 +344,13 @@ def predict_binned_range(i0, i1, B, feature, table_offset, table, left, right, v
         pred[i] += value[node]
 
 
+def predict_binned_rows(bins_row, binned_tree, pred):
+    """``pred[i] +=`` the leaf value of row i of ``bins_row`` in ``binned_tree``."""
+    t = binned_tree
+    run_ranges(predict_binned_range, bins_row.shape[0], bins_row, t.feature, t.table_offset,
+               t.table, t.left, t.right, t.value, pred)
+
+
 def _segments(begins, ends):
     return np.asarray(begins, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
@@ -414,9 +421,7 @@ class CPUBackend(Backend):
                           pred)
 
     def predict_binned(self, bins_row, binned_tree, pred):
-        t = binned_tree
-        run_ranges(predict_binned_range, bins_row.shape[0], bins_row, t.feature, t.table_offset,
-                   t.table, t.left, t.right, t.value, pred)
+        predict_binned_rows(bins_row, binned_tree, pred)
 
     def fill_row_ids(self, rows):
         fill_row_ids(rows)

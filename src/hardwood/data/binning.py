@@ -125,6 +125,22 @@ class BinMapper:
         for j, e in zip(numeric, found):
             n_value[j] = e.size
             edges[j] = e
+        return self._set_bins(edges, n_value, cat_maps, is_categorical)
+
+    def fit_sketches(self, sketches):
+        """Learn the bins of numeric fields from one ``data.sketch.QuantileSketch`` each
+        (the streaming pass over data that does not fit in memory): the in-core edge rule
+        over each sketch's values, weighted by the rank mass they stand for."""
+        d = len(sketches)
+        edges, n_value = [], np.empty(d, dtype=np.int32)
+        for j, sk in enumerate(sketches):
+            v, m = sk.weighted_values()
+            edges.append(_numeric_edges(v, self.max_bin - 1, m))
+            n_value[j] = edges[-1].size
+        return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+
+    def _set_bins(self, edges, n_value, cat_maps, is_categorical):
+        d = len(edges)
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
         self.n_value_bins = n_value
         self.missing_bin = n_value.copy()  # missing bin follows the value bins

@@ -72,6 +72,28 @@ class Dataset:
         category, whatever their number (bins become uint16 past 255).
     """
 
+    pages_on_disk = None  # (page paths, key) for a set from_batches built; None in memory
+    sketch_error = 0.0  # the bins' rank error, as a share of the rows (from_batches)
+
+    @classmethod
+    def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
+                     sketch_size=2048, feature_names=None):
+        """A training set read from batches, binned into pages on disk (out of core).
+
+        ``make_batches()`` returns a fresh iterator of ``(X, y)`` or ``(X, y, weight)``
+        batches; it is called twice, and must give the same data both times. Pass 1 feeds a
+        streaming quantile sketch per field (``sketch_size`` values per summary: the bins'
+        rank error is at most ``(log2(batches) + 1) / sketch_size`` of the rows, reported as
+        ``sketch_error``). Pass 2 writes binned pages of about ``page_bytes`` into
+        ``cache_dir``; a cache built from the same data and parameters is reused, any other
+        rebuilt. Labels, weights, gradients and predictions stay in memory: a few floats per
+        row. Numeric features only, for now. See ``data/batches.py``."""
+        from .batches import from_batches
+
+        return from_batches(cls, make_batches, cache_dir, max_bin=max_bin,
+                            page_bytes=page_bytes, sketch_size=sketch_size,
+                            feature_names=feature_names)
+
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
                  group_categories=True):

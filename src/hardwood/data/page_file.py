@@ -69,6 +69,19 @@ def read_header(path):
     return _parse(path, raw)[:5]
 
 
+def page_ok(path, key: bytes) -> bool:
+    """Whether ``path`` holds a page of this format, built with ``key``, of the length its
+    header gives (the checksum is checked when the page is read)."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(_HEAD.size)
+            size = os.fstat(fh.fileno()).st_size
+        *_, got_key, payload, _ = _parse(path, raw)
+    except (OSError, PageError):
+        return False
+    return got_key == key and size == _HEAD.size + payload
+
+
 def _parse(path, raw):
     if len(raw) < _HEAD.size:
         raise PageError(f"page {path!r} is truncated: {len(raw)} bytes, shorter than its "

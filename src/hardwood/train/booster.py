@@ -88,9 +88,15 @@ class Booster:
         self.trees, self.groups = [], []
         self._all_rows = None  # the row ids of an unsampled tree, refilled for each tree
         with threads(p["n_jobs"]):
-            self.backend = make_backend(p["backend"], train_set)
             pages = p["pages"]
-            if pages is None or isinstance(pages, (int, np.integer)):
+            paged = train_set.pages_on_disk is not None  # Dataset.from_batches: on disk
+            self.backend = None if paged else make_backend(p["backend"], train_set)
+            if paged:
+                if pages is not None:
+                    raise ValueError("a Dataset from from_batches lives in its pages on disk; "
+                                     "the pages parameter does not apply")
+                self.pages = _stored_pages(train_set)
+            elif pages is None or isinstance(pages, (int, np.integer)):
                 self.pages = RowPages.even(self.backend, n, 1 if pages is None else pages)
             elif isinstance(pages, dict):
                 self.pages = _disk_pages(train_set, pages)
@@ -114,7 +120,7 @@ class Booster:
                     self.pages.predict_binned(binned, self.pred[k])
                     for v, vp in zip(self.valid_sets, self.valid_pred):
                         if v is not train_set:
-                            self.backend.predict_binned(v.bins_row, binned, vp[k])
+                            predict_binned(v.bins_row, binned, vp[k])
                     self.trees.append(tree)
                     self.groups.append(int(k))
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
@@ -145,7 +151,10 @@ class Booster:
             if rows is None:
                 if self._all_rows is None:
                     self._all_rows = np.empty(n, dtype=np.int32)
-                self.backend.fill_row_ids(self._all_rows)
+                if self.backend is not None:
+                    self.backend.fill_row_ids(self._all_rows)
+                else:
+                    self._all_rows[:] = np.arange(n, dtype=np.int32)
                 rows = self._all_rows
             g, h, w = self.g, self.h, self.w
             if weight is not None:  # unbiased sums: the drawn rows' g, h and weights scaled
@@ -178,7 +187,7 @@ class Booster:
                     leaves.add(binned.value[leaf_ids], self.pred[k])
                 for v, vp in zip(self.valid_sets, self.valid_pred):
                     if v is not ts:
-                        self.backend.predict_binned(v.bins_row, binned, vp[k])
+                        predict_binned(v.bins_row, binned, vp[k])
                 self.profile.add("update", t0)
                 if not np.all(np.isfinite(tree.value)):
                     raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p))
@@ -217,6 +226,25 @@ class Booster:
 
 
 # -- init_model ---------------------------------------------------------------------------
+def predict_binned(bins_row, binned_tree, pred):
+    """``pred[i] +=`` the leaf value of row i of an in-memory binned matrix (validation
+    sets), whatever the training set's backend."""
+    from ..backends.cpu import predict_binned_rows
+
+    predict_binned_rows(bins_row, binned_tree, pred)
+
+
+def _stored_pages(train_set):
+    """The pages of a ``Dataset.from_batches`` set, streamed by the learner."""
+    from ..backends.cpu import CPUBackend
+    from ..backends.pages import DiskPages
+
+    paths, key = train_set.pages_on_disk
+    offsets = train_set.bin_mapper.offsets
+    return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
+                     key)
+
+
 def _disk_pages(train_set, spec):
     """The training set's bins written to binned pages on disk (``data/page_file.py``) and
     streamed from there (``backends.pages.DiskPages``): ``spec`` = {"dir": folder,

@@ -1,0 +1,169 @@
+"""``Dataset.from_batches``: a training set that does not fit in memory, read in two passes
+over batches (the out-of-core paper's quantisation):
+
+1. every batch goes into one streaming quantile sketch per field (``data/sketch.py``); the
+   labels and weights are kept (O(rows) floats, as the gradients and predictions later);
+2. every batch is binned with the bins the sketches give and written into binned pages of
+   about ``page_bytes`` in ``cache_dir`` (``data/page_file.py``), with a manifest. A cache
+   built from the same data and parameters (the same key) is reused; any other is rebuilt.
+
+Training streams the pages (``backends/pages.DiskPages``). Numeric features only, for now.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+
+import numpy as np
+
+from .binning import BinMapper
+from .convert import to_float_matrix, to_vector
+from .page_file import FORMAT_VERSION, page_ok, write_page
+from .sketch import QuantileSketch
+
+MANIFEST = "manifest.json"
+
+
+def _batches(make_batches):
+    it = make_batches()
+    if it is None or not hasattr(it, "__iter__"):
+        raise TypeError("make_batches must return an iterable of (X, y) or (X, y, weight) "
+                        f"batches, got {type(it).__name__}")
+    for i, batch in enumerate(it):
+        if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3):
+            raise ValueError(f"batch {i}: expected (X, y) or (X, y, weight), got "
+                             f"{type(batch).__name__}"
+                             + (f" of length {len(batch)}" if hasattr(batch, '__len__') else ""))
+        X, y = batch[0], batch[1]
+        w = batch[2] if len(batch) == 3 else None
+        yield i, X, y, w
+
+
+def _matrix(i, X, info, feature_names):
+    try:
+        mat, info2 = to_float_matrix(X, info=info, feature_names=feature_names if info is None
+                                     else None, what=f"batch {i}'s X")
+    except (ValueError, TypeError) as e:
+        raise type(e)(f"batch {i}: {e}") from None
+    if np.any(info2.is_categorical):
+        raise NotImplementedError(f"batch {i}: categorical features are not supported by "
+                                  "Dataset.from_batches yet; encode them as numbers")
+    return mat, info2
+
+
+def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
+                 sketch_size=2048, feature_names=None):
+    if not callable(make_batches):
+        raise TypeError("make_batches must be a callable that returns a fresh iterator of "
+                        "batches each time (the data is read twice)")
+    if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
+            or not 2 <= max_bin <= 65536):
+        raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")
+    if int(page_bytes) < 1:
+        raise ValueError(f"page_bytes must be positive, got {page_bytes!r}")
+    # pass 1: sketches, labels, weights
+    info, sketches, labels, weights, sizes = None, None, [], [], []
+    for i, X, y, w in _batches(make_batches):
+        mat, info = _matrix(i, X, info, feature_names)
+        n = mat.shape[0]
+        if sketches is None:
+            sketches = [QuantileSketch(sketch_size) for _ in range(mat.shape[1])]
+        try:
+            yv = to_vector(y, n, f"batch {i}'s label", allow_none=False)
+            wv = None if w is None else to_vector(w, n, f"batch {i}'s weight")
+        except (ValueError, TypeError) as e:
+            raise type(e)(f"batch {i}: {e}") from None
+        if wv is not None and np.any(wv < 0):
+            raise ValueError(f"batch {i}: weight must be non-negative")
+        if weights and (wv is None) != (weights[0] is None):
+            raise ValueError(f"batch {i}: give a weight in every batch or in none")
+        for j, sk in enumerate(sketches):
+            sk.push(mat[:, j], wv)
+        labels.append(yv)
+        weights.append(wv)
+        sizes.append(n)
+    if sketches is None or sum(sizes) == 0:
+        raise ValueError("make_batches gave no rows")
+    bm = BinMapper(max_bin=max_bin).fit_sketches(sketches)
+    n_rows = int(sum(sizes))
+    key = hashlib.blake2b(json.dumps([FORMAT_VERSION, bm.to_dict(), n_rows, len(sketches),
+                                      int(page_bytes), sizes]).encode(),
+                          digest_size=32).digest()
+    paths = _cached_pages(cache_dir, key) or _write_pages(make_batches, bm, info, cache_dir,
+                                                          page_bytes, key, sizes)
+    ds = cls.__new__(cls)
+    ds.info = info
+    ds.n_rows, ds.n_features = n_rows, len(sketches)
+    ds.label = np.concatenate(labels)
+    ds.weight = None if weights[0] is None else np.concatenate(weights)
+    ds.bin_mapper = bm
+    ds.max_bin = bm.max_bin
+    ds.bins_row = ds.bins_col = None
+    ds.reference = None
+    ds.pages_on_disk = (paths, key)
+    ds.sketch_error = max(sk.error_bound() for sk in sketches)
+    return ds
+
+
+def _cached_pages(cache_dir, key):
+    """The page paths of a cache built with ``key``, or None (absent, other key, bad page)."""
+    try:
+        with open(os.path.join(cache_dir, MANIFEST)) as fh:
+            man = json.load(fh)
+        if man.get("key") != key.hex():
+            return None
+        paths = [os.path.join(cache_dir, name) for name in man["pages"]]
+        if not all(page_ok(p, key) for p in paths):
+            return None
+        return paths
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes):
+    os.makedirs(cache_dir, exist_ok=True)
+    try:  # the old manifest first: a cache half rewritten is never taken for a whole one
+        os.remove(os.path.join(cache_dir, MANIFEST))
+    except FileNotFoundError:
+        pass
+    d = bm.n_bins.size
+    per_row = 2 * d * np.dtype(bm.dtype).itemsize
+    step = max(1, int(page_bytes) // per_row)
+    buf, held, first, names = [], 0, 0, []
+
+    def flush():
+        nonlocal buf, held, first
+        if not held:
+            return
+        name = f"page-{len(names):06d}.hwp"
+        write_page(os.path.join(cache_dir, name), np.concatenate(buf), first, key)
+        names.append(name)
+        first += held
+        buf, held = [], 0
+
+    for i, X, _, _ in _batches(make_batches):
+        mat, _ = _matrix(i, X, info, None)
+        if i >= len(sizes) or mat.shape[0] != sizes[i]:
+            raise ValueError(f"batch {i}: the second pass over make_batches gave other batches "
+                             "than the first (it must give the same data each time)")
+        rows, _ = bm.transform(mat)
+        at = 0
+        while at < rows.shape[0]:
+            take = min(step - held, rows.shape[0] - at)
+            buf.append(rows[at:at + take])
+            held += take
+            at += take
+            if held == step:
+                flush()
+    flush()
+    if first != sum(sizes):
+        raise ValueError("the second pass over make_batches gave fewer rows than the first")
+    for stale in os.listdir(cache_dir):
+        if stale.startswith("page-") and stale.endswith(".hwp") and stale not in names:
+            os.remove(os.path.join(cache_dir, stale))
+    tmp = os.path.join(cache_dir, MANIFEST + ".tmp")
+    with open(tmp, "w") as fh:
+        json.dump({"key": key.hex(), "pages": names}, fh)
+    os.replace(tmp, os.path.join(cache_dir, MANIFEST))
+    return [os.path.join(cache_dir, n) for n in names]

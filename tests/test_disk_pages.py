@@ -86,10 +86,13 @@ def _data(seed=0, n=6000):
     {"grow_policy": "lossguide", "max_leaves": 20, "colsample_bynode": 0.7},
     {"max_depth": 4, "sampling_method": "mvs", "subsample": 0.4},
     {"max_depth": 4, "subsample": 0.6, "objective": "reg:absoluteerror"},
+    {"max_depth": 3, "sampling_method": "goss", "subsample": 0.3, "colsample_bynode": 0.5,
+     "learning_rate": 0.5},
 ])
 def test_streamed_pages_build_the_in_core_trees(tmp_path, params, monkeypatch):
-    """Each level streams the pages from disk (the paper's Algorithm 6): the model equals
-    in-core training on the same bins (sums in page order: equal to rounding)."""
+    """Without sampling each level streams the pages from disk (the paper's Algorithm 6); with
+    it, each round's sample is gathered into one in-memory page (Algorithm 7). Either way the
+    model equals in-core training on the same bins (to rounding: sums in page order)."""
     X, y = _data()
     ds = hardwood.Dataset(X, y)
     p = {"objective": "reg:squarederror", "learning_rate": 0.3, "random_state": 5, **params}
@@ -102,6 +105,33 @@ def test_streamed_pages_build_the_in_core_trees(tmp_path, params, monkeypatch):
         np.testing.assert_array_equal(a.feature, b.feature)
         np.testing.assert_array_equal(a.threshold, b.threshold)
         np.testing.assert_allclose(a.value, b.value, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(core.predict(X), disk.predict(X), rtol=1e-9, atol=1e-9)
+
+
+def test_a_sampled_round_reads_the_pages_twice_and_multiclass_gathers_once(tmp_path,
+                                                                          monkeypatch):
+    X, y = _data(3)
+    y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(float)
+    ds = hardwood.Dataset(X, y)
+    p = {"objective": "multi:softprob", "max_depth": 3, "sampling_method": "mvs",
+         "subsample": 0.3, "random_state": 2}
+    monkeypatch.setattr(grower_mod, "FUSED", False)
+    core = hardwood.train(p, ds, num_boost_round=3)
+    from hardwood.backends.pages import DiskPages
+
+    reads = []
+    real = DiskPages._load
+
+    def counting(self, i):
+        reads.append(i)
+        return real(self, i)
+
+    monkeypatch.setattr(DiskPages, "_load", counting)
+    disk = hardwood.train({**p, "pages": {"dir": str(tmp_path), "page_bytes": 2 * 6 * 1500}},
+                          ds, num_boost_round=3)
+    n_pages = len(os.listdir(tmp_path))
+    # per round: one gather (the round's three trees share it), one update pass per tree
+    assert len(reads) == 3 * (n_pages + 3 * n_pages)
     np.testing.assert_allclose(core.predict(X), disk.predict(X), rtol=1e-9, atol=1e-9)
 
 

@@ -185,6 +185,26 @@ class DiskPages(RowPages):
                 self._lanes[p] = be.lanes
                 yield pg, be, int(self.cuts[p]), int(self.cuts[p + 1])
 
+    def gather(self, rows):
+        """The bins of ``rows`` (global ids, ascending) from every page, in one in-memory
+        pair (bins_row (m, d), bins_col (d, m)): the sample of a round, compacted (the
+        out-of-core paper's Algorithm 7). One pass over the pages."""
+        rows = np.asarray(rows, dtype=np.int64)
+        at = np.searchsorted(rows, self.cuts)
+        out_row = out_col = None
+        for p in range(self.n_pages):
+            a, b = int(at[p]), int(at[p + 1])
+            if a == b and out_row is not None:
+                continue
+            bins_row, bins_col = self._load(p)
+            if out_row is None:
+                out_row = np.empty((rows.size, bins_row.shape[1]), dtype=bins_row.dtype)
+                out_col = np.empty((bins_row.shape[1], rows.size), dtype=bins_row.dtype)
+            local = rows[a:b] - self.cuts[p]
+            out_row[a:b] = bins_row[local]
+            out_col[:, a:b] = bins_col[:, local]
+        return out_row, out_col
+
     def predict_binned(self, binned_tree, pred):
         for p in range(self.n_pages):
             bins_row, bins_col = self._load(p)

@@ -173,9 +173,18 @@ class Booster:
             else:
                 tree_mask = np.ones(d, dtype=np.bool_)
             self.profile.add("other", t0)
+            grower = self.grower
+            if sampled and not self.pages.in_core:
+                # the out-of-core paper's Algorithm 7: the round's sample, compacted into one
+                # in-memory page, grows the trees in core; the pages are read twice a round
+                # (the gather, and the update of every row's prediction)
+                grower, g, h = self._compacted(rows, g, h, K)
+                rows = np.arange(rows.size, dtype=np.int32)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
-                tree, binned, leaves = self.grower.grow(tree_rows, g[k], h[k], tree_mask)
+                tree, binned, leaves = grower.grow(tree_rows, g[k], h[k], tree_mask)
+                if grower is not self.grower:
+                    leaves = _GlobalLeaves(leaves, self._sample_ids)
                 t0 = time.perf_counter()
                 leaf_ids = np.flatnonzero(binned.feature < 0)
                 if obj.refit_leaves:
@@ -194,6 +203,21 @@ class Booster:
                 self.trees.append(tree)
                 self.groups.append(k)
         self.rounds += 1
+
+    def _compacted(self, rows, g, h, K):
+        """(a grower over the sample's bins gathered from the pages, its g, its h)."""
+        from ..backends.cpu import CPUBackend
+
+        t0 = time.perf_counter()
+        bins_row, bins_col = self.pages.gather(rows)
+        be = CPUBackend(bins_row, bins_col, self.train_set.bin_mapper.offsets)
+        grower = Grower(be, RowPages(be, rows.size), self.train_set.bin_mapper, self.grower.p,
+                        self.profile, self.grower.rng)
+        grower.trees_left = self.grower.trees_left
+        self.grower.trees_left = max(0, self.grower.trees_left - K)
+        self._sample_ids = rows
+        self.profile.add("other", t0)
+        return grower, np.ascontiguousarray(g[:, rows]), np.ascontiguousarray(h[:, rows])
 
     def eval(self):
         """``{set name: {metric: value}}`` of the current model on the validation sets."""
@@ -226,6 +250,16 @@ class Booster:
 
 
 # -- init_model ---------------------------------------------------------------------------
+class _GlobalLeaves:
+    """The leaves of a tree grown on a compacted sample, with global row ids."""
+
+    def __init__(self, leaves, ids):
+        self.leaves, self.ids = leaves, ids
+
+    def rows(self, i):
+        return self.ids[self.leaves.rows(i)]
+
+
 def predict_binned(bins_row, binned_tree, pred):
     """``pred[i] +=`` the leaf value of row i of an in-memory binned matrix (validation
     sets), whatever the training set's backend."""

@@ -98,15 +98,21 @@ def models():
             "random": _random_model(1), "balanced": _random_model(2, balanced=True)}
 
 
+def _assert_output(got, ref, output):
+    """Leaf ids exactly, values to 1e-12."""
+    if output == "leaf":
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+
+
 def _check(compiled, m, X):
     for output in ("raw", "value", "leaf"):
         for sub in (X, X[:1], X[:5]):
             got = compiled.predict(sub, output=output)
             ref = m.predict(sub, output=output)
-            if output == "leaf":
-                np.testing.assert_array_equal(got, ref)
-            else:
-                np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+            _assert_output(got, ref, output)
+            if output != "leaf":
                 assert got.shape == ref.shape
 
 
@@ -658,12 +664,8 @@ def test_big_trees_walk_in_big_blocks(shared_models, monkeypatch, direct):
         assert c.walk_block > c.block
         for rows in (big, big[:601], big[:300], big[:7]):
             for output in ("raw", "leaf"):
-                got = c.predict(rows, output=output)
-                ref = m.predict(rows, output=output)
-                if output == "leaf":
-                    np.testing.assert_array_equal(got, ref)
-                else:
-                    np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-12)
+                _assert_output(c.predict(rows, output=output), m.predict(rows, output=output),
+                               output)
 
 
 def test_packed_forest_equals_the_numpy_packing(models, shared_models):

@@ -148,7 +148,6 @@ class DiskPages(RowPages):
         from ..data.page_file import read_header
 
         heads = [read_header(p) for p in paths]
-        firsts = [h[3] for h in heads]
         cuts = [0]
         for (_, n, _, first, _), path in zip(heads, paths):
             if first != cuts[-1]:
@@ -157,7 +156,7 @@ class DiskPages(RowPages):
             cuts.append(first + n)
         super().__init__(None, cuts[-1], cuts)
         self.paths, self.key, self.make_backend = list(paths), key, make_backend
-        self.first_rows = firsts
+        self.dtype, self.n_fields = (heads[0][0], heads[0][2]) if heads else (np.uint8, 0)
         self._lanes = {}
 
     def _page_rows(self, rows, p):
@@ -167,46 +166,52 @@ class DiskPages(RowPages):
         return rows.astype(np.int64) + self.cuts[p]
 
     def _load(self, p):
+        """(bins_row, bins_col) of page ``p``, checked (``data.page_file.read_page``)."""
         from ..data.page_file import read_page
 
-        bins_row, bins_col, _ = read_page(self.paths[p], self.key)
-        return bins_row, bins_col
+        return read_page(self.paths[p], self.key)[:2]
 
-    def _each(self):
+    def _loaded(self, which=None):
+        """(page index, bins_row, bins_col) of the pages ``which`` (default all) in order,
+        the next one read on a background thread while the caller works on this one."""
         from concurrent.futures import ThreadPoolExecutor
 
+        which = list(range(self.n_pages)) if which is None else list(which)
         with ThreadPoolExecutor(1, thread_name_prefix="hardwood-page") as io:
-            ahead = io.submit(self._load, 0) if self.pages else None
-            for p, pg in enumerate(self.pages):
+            ahead = io.submit(self._load, which[0]) if which else None
+            for i, p in enumerate(which):
                 bins_row, bins_col = ahead.result()
-                if p + 1 < len(self.pages):
-                    ahead = io.submit(self._load, p + 1)
-                be = self.make_backend(bins_row, bins_col, self._lanes.get(p))
-                self._lanes[p] = be.lanes
-                yield pg, be, int(self.cuts[p]), int(self.cuts[p + 1])
+                if i + 1 < len(which):
+                    ahead = io.submit(self._load, which[i + 1])
+                yield p, bins_row, bins_col
+
+    def _backend(self, p, bins_row, bins_col):
+        be = self.make_backend(bins_row, bins_col, self._lanes.get(p))
+        self._lanes[p] = be.lanes
+        return be
+
+    def _each(self):
+        for p, bins_row, bins_col in self._loaded(range(len(self.pages))):
+            yield (self.pages[p], self._backend(p, bins_row, bins_col), int(self.cuts[p]),
+                   int(self.cuts[p + 1]))
 
     def gather(self, rows):
-        """The bins of ``rows`` (global ids, ascending) from every page, in one in-memory
-        pair (bins_row (m, d), bins_col (d, m)): the sample of a round, compacted (the
-        out-of-core paper's Algorithm 7). One pass over the pages."""
+        """The bins of ``rows`` (global ids, ascending) from the pages that hold them, in one
+        in-memory pair (bins_row (m, d), bins_col (d, m)): the sample of a round, compacted
+        (the out-of-core paper's Algorithm 7). One pass over the pages."""
         rows = np.asarray(rows, dtype=np.int64)
         at = np.searchsorted(rows, self.cuts)
-        out_row = out_col = None
-        for p in range(self.n_pages):
+        out_row = np.empty((rows.size, self.n_fields), dtype=self.dtype)
+        out_col = np.empty((self.n_fields, rows.size), dtype=self.dtype)
+        holding = [p for p in range(self.n_pages) if at[p] < at[p + 1]]
+        for p, bins_row, bins_col in self._loaded(holding):
             a, b = int(at[p]), int(at[p + 1])
-            if a == b and out_row is not None:
-                continue
-            bins_row, bins_col = self._load(p)
-            if out_row is None:
-                out_row = np.empty((rows.size, bins_row.shape[1]), dtype=bins_row.dtype)
-                out_col = np.empty((bins_row.shape[1], rows.size), dtype=bins_row.dtype)
             local = rows[a:b] - self.cuts[p]
             out_row[a:b] = bins_row[local]
             out_col[:, a:b] = bins_col[:, local]
         return out_row, out_col
 
     def predict_binned(self, binned_tree, pred):
-        for p in range(self.n_pages):
-            bins_row, bins_col = self._load(p)
-            be = self.make_backend(bins_row, bins_col, self._lanes.get(p))
-            be.predict_binned(bins_row, binned_tree, pred[self.cuts[p]:self.cuts[p + 1]])
+        for p, bins_row, bins_col in self._loaded():
+            self._backend(p, bins_row, bins_col).predict_binned(
+                bins_row, binned_tree, pred[self.cuts[p]:self.cuts[p + 1]])

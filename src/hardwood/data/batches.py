@@ -14,12 +14,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import warnings
 
 import numpy as np
 
 from .binning import BinMapper
 from .convert import to_float_matrix, to_vector
-from .page_file import FORMAT_VERSION, page_ok, write_page
+from .page_file import FORMAT_VERSION, PageWriter, page_ok
 from .sketch import QuantileSketch
 
 MANIFEST = "manifest.json"
@@ -41,11 +42,8 @@ def _batches(make_batches):
 
 
 def _matrix(i, X, info, feature_names):
-    try:
-        mat, info2 = to_float_matrix(X, info=info, feature_names=feature_names if info is None
-                                     else None, what=f"batch {i}'s X")
-    except (ValueError, TypeError) as e:
-        raise type(e)(f"batch {i}: {e}") from None
+    mat, info2 = to_float_matrix(X, info=info, feature_names=feature_names if info is None
+                                 else None, what=f"batch {i}'s X")
     if np.any(info2.is_categorical):
         raise NotImplementedError(f"batch {i}: categorical features are not supported by "
                                   "Dataset.from_batches yet; encode them as numbers")
@@ -69,11 +67,8 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
         n = mat.shape[0]
         if sketches is None:
             sketches = [QuantileSketch(sketch_size) for _ in range(mat.shape[1])]
-        try:
-            yv = to_vector(y, n, f"batch {i}'s label", allow_none=False)
-            wv = None if w is None else to_vector(w, n, f"batch {i}'s weight")
-        except (ValueError, TypeError) as e:
-            raise type(e)(f"batch {i}: {e}") from None
+        yv = to_vector(y, n, f"batch {i}'s label", allow_none=False)
+        wv = None if w is None else to_vector(w, n, f"batch {i}'s weight")
         if wv is not None and np.any(wv < 0):
             raise ValueError(f"batch {i}: weight must be non-negative")
         if weights and (wv is None) != (weights[0] is None):
@@ -127,38 +122,19 @@ def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes):
         os.remove(os.path.join(cache_dir, MANIFEST))
     except FileNotFoundError:
         pass
-    d = bm.n_bins.size
-    per_row = 2 * d * np.dtype(bm.dtype).itemsize
-    step = max(1, int(page_bytes) // per_row)
-    buf, held, first, names = [], 0, 0, []
-
-    def flush():
-        nonlocal buf, held, first
-        if not held:
-            return
-        name = f"page-{len(names):06d}.hwp"
-        write_page(os.path.join(cache_dir, name), np.concatenate(buf), first, key)
-        names.append(name)
-        first += held
-        buf, held = [], 0
-
-    for i, X, _, _ in _batches(make_batches):
-        mat, _ = _matrix(i, X, info, None)
-        if i >= len(sizes) or mat.shape[0] != sizes[i]:
-            raise ValueError(f"batch {i}: the second pass over make_batches gave other batches "
-                             "than the first (it must give the same data each time)")
-        rows, _ = bm.transform(mat)
-        at = 0
-        while at < rows.shape[0]:
-            take = min(step - held, rows.shape[0] - at)
-            buf.append(rows[at:at + take])
-            held += take
-            at += take
-            if held == step:
-                flush()
-    flush()
-    if first != sum(sizes):
+    pages = PageWriter(cache_dir, page_bytes, key, bm.n_bins.size, bm.dtype)
+    with warnings.catch_warnings():  # pass 1 gave the batches' warnings already
+        warnings.simplefilter("ignore")
+        for i, X, _, _ in _batches(make_batches):
+            mat, _ = _matrix(i, X, info, None)
+            if i >= len(sizes) or mat.shape[0] != sizes[i]:
+                raise ValueError(f"batch {i}: the second pass over make_batches gave other "
+                                 "batches than the first (it must give the same data each "
+                                 "time)")
+            pages.add(bm.transform(mat)[0])
+    if pages.rows_written != sum(sizes):
         raise ValueError("the second pass over make_batches gave fewer rows than the first")
+    names = pages.close()
     for stale in os.listdir(cache_dir):
         if stale.startswith("page-") and stale.endswith(".hwp") and stale not in names:
             os.remove(os.path.join(cache_dir, stale))

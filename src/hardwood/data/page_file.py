@@ -59,25 +59,28 @@ def write_page(path, bins_row: np.ndarray, first_row: int, key: bytes):
     os.replace(tmp, path)
 
 
-def read_header(path):
-    """(dtype, rows, columns, first row, key) of the page file ``path``."""
+def _head(path):
+    """The parsed header of ``path`` and the file's length."""
     try:
         with open(path, "rb") as fh:
             raw = fh.read(_HEAD.size)
+            size = os.fstat(fh.fileno()).st_size
     except OSError as e:
         raise PageError(f"page {path!r} cannot be read: {e.strerror or e}") from None
-    return _parse(path, raw)[:5]
+    return _parse(path, raw), size
+
+
+def read_header(path):
+    """(dtype, rows, columns, first row, key) of the page file ``path``."""
+    return _head(path)[0][:5]
 
 
 def page_ok(path, key: bytes) -> bool:
     """Whether ``path`` holds a page of this format, built with ``key``, of the length its
     header gives (the checksum is checked when the page is read)."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(_HEAD.size)
-            size = os.fstat(fh.fileno()).st_size
-        *_, got_key, payload, _ = _parse(path, raw)
-    except (OSError, PageError):
+        (*_, got_key, payload, _), size = _head(path)
+    except PageError:
         return False
     return got_key == key and size == _HEAD.size + payload
 
@@ -126,16 +129,50 @@ def read_page(path, key: bytes | None = None):
     return rows, cols, first
 
 
+class PageWriter:
+    """Rows of a binned matrix, added in runs of any length (``add``), cut into pages of
+    about ``page_bytes`` (both layouts counted) written to ``folder`` as ``page-000000.hwp``,
+    ...; ``close()`` returns their file names in row order (one page at least)."""
+
+    def __init__(self, folder, page_bytes: int, key: bytes, n_fields: int, dtype):
+        self.folder, self.key = folder, key
+        self.step = max(1, int(page_bytes) // max(1, 2 * n_fields * np.dtype(dtype).itemsize))
+        self.n_fields, self.dtype = n_fields, np.dtype(dtype)
+        self.names, self.buf, self.held, self.first = [], [], 0, 0
+        os.makedirs(folder, exist_ok=True)
+
+    def add(self, rows):
+        at = 0
+        while at < rows.shape[0]:
+            take = min(self.step - self.held, rows.shape[0] - at)
+            self.buf.append(rows[at:at + take])
+            self.held += take
+            at += take
+            if self.held == self.step:
+                self._flush()
+
+    def _flush(self):
+        name = f"page-{len(self.names):06d}.hwp"
+        rows = (np.concatenate(self.buf) if self.buf
+                else np.zeros((0, self.n_fields), dtype=self.dtype))
+        write_page(os.path.join(self.folder, name), rows, self.first, self.key)
+        self.names.append(name)
+        self.first += self.held
+        self.buf, self.held = [], 0
+
+    def close(self):
+        if self.held or not self.names:
+            self._flush()
+        return self.names
+
+    @property
+    def rows_written(self):
+        return self.first + self.held
+
+
 def write_pages(bins_row: np.ndarray, folder, page_bytes: int, key: bytes):
-    """Cut a binned matrix into pages of about ``page_bytes`` (both layouts counted) written
-    to ``folder`` as ``page-000000.hwp``, ...; returns their paths in row order."""
-    n, d = bins_row.shape
-    per_row = max(1, 2 * d * bins_row.dtype.itemsize)
-    step = max(1, int(page_bytes) // per_row)
-    os.makedirs(folder, exist_ok=True)
-    paths = []
-    for k, a in enumerate(range(0, max(n, 1), step)):
-        path = os.path.join(folder, f"page-{k:06d}.hwp")
-        write_page(path, bins_row[a:a + step], a, key)
-        paths.append(path)
-    return paths
+    """Cut a binned matrix into pages of about ``page_bytes`` (``PageWriter``); returns their
+    paths in row order."""
+    w = PageWriter(folder, page_bytes, key, bins_row.shape[1], bins_row.dtype)
+    w.add(bins_row)
+    return [os.path.join(folder, name) for name in w.close()]

@@ -178,13 +178,14 @@ class Booster:
                 # the out-of-core paper's Algorithm 7: the round's sample, compacted into one
                 # in-memory page, grows the trees in core; the pages are read twice a round
                 # (the gather, and the update of every row's prediction)
-                grower, g, h = self._compacted(rows, g, h, K)
-                rows = np.arange(rows.size, dtype=np.int32)
+                sample = rows
+                grower, g, h = self._compacted(sample, g, h, K)
+                rows = np.arange(sample.size, dtype=np.int32)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
                 tree, binned, leaves = grower.grow(tree_rows, g[k], h[k], tree_mask)
                 if grower is not self.grower:
-                    leaves = _GlobalLeaves(leaves, self._sample_ids)
+                    leaves = _GlobalLeaves(leaves, sample)
                 t0 = time.perf_counter()
                 leaf_ids = np.flatnonzero(binned.feature < 0)
                 if obj.refit_leaves:
@@ -215,7 +216,6 @@ class Booster:
                         self.profile, self.grower.rng)
         grower.trees_left = self.grower.trees_left
         self.grower.trees_left = max(0, self.grower.trees_left - K)
-        self._sample_ids = rows
         self.profile.add("other", t0)
         return grower, np.ascontiguousarray(g[:, rows]), np.ascontiguousarray(h[:, rows])
 
@@ -268,12 +268,15 @@ def predict_binned(bins_row, binned_tree, pred):
     predict_binned_rows(bins_row, binned_tree, pred)
 
 
-def _stored_pages(train_set):
-    """The pages of a ``Dataset.from_batches`` set, streamed by the learner."""
+def _stored_pages(train_set, paths=None, key=None):
+    """The pages of ``train_set`` on disk (``paths``, ``key``; by default those of a
+    ``Dataset.from_batches`` set), streamed by the learner, each page worked by the CPU
+    backend."""
     from ..backends.cpu import CPUBackend
     from ..backends.pages import DiskPages
 
-    paths, key = train_set.pages_on_disk
+    if paths is None:
+        paths, key = train_set.pages_on_disk
     offsets = train_set.bin_mapper.offsets
     return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
                      key)
@@ -287,8 +290,6 @@ def _disk_pages(train_set, spec):
     import hashlib
     import json
 
-    from ..backends.cpu import CPUBackend
-    from ..backends.pages import DiskPages
     from ..data.page_file import write_pages
 
     unknown = set(spec) - {"dir", "page_bytes"}
@@ -300,9 +301,7 @@ def _disk_pages(train_set, spec):
                           digest_size=32).digest()
     paths = write_pages(train_set.bins_row, spec["dir"], int(spec.get("page_bytes", 32 << 20)),
                         key)
-    offsets = bm.offsets
-    return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
-                     key)
+    return _stored_pages(train_set, paths, key)
 
 
 def _load_init_model(init_model):

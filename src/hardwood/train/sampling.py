@@ -83,7 +83,6 @@ def mvs_threshold(score, k):
     rest; ``mu`` only falls, so the capped set only grows, and it stops when no new row
     passes (a few passes over the rows, no sort)."""
     total = float(score.sum())
-    capped = np.zeros(score.shape[0], dtype=bool)
     c, s_c = 0, 0.0
     while True:
         mu = (total - s_c) / (k - c)
@@ -91,9 +90,8 @@ def mvs_threshold(score, k):
         n_above = int(np.count_nonzero(above))
         if n_above == c:
             return mu
-        capped = above
         c = n_above
-        s_c = float(score[capped].sum())
+        s_c = float(score[above].sum())
 
 
 def _mvs(g, h, rng, f):

@@ -124,6 +124,36 @@ def test_xgboost_categorical(data):
         _check_all_runtimes(m, df, ref)
 
 
+def test_xgboost_unseen_category_goes_left(tmp_path):
+    """XGBoost sends a category its training never saw left at every split, while a missing
+    value follows the default direction. Here missing values carry signal, so many categorical
+    splits default right: an unseen code treated as missing would go the wrong way."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    c = rng.integers(0, 6, n).astype(float)
+    c[rng.random(n) < 0.2] = np.nan
+    x1 = rng.normal(size=n)
+    y = np.isin(c, [1, 3]) * 2.0 + np.isnan(c) * 3.0 + x1
+    bst = xgb.train({"max_depth": 4, "max_cat_to_onehot": 1, "nthread": 1},
+                    xgb.DMatrix(np.c_[c, x1], y, feature_types=["c", "q"],
+                                enable_categorical=True), 20)
+    m = import_model(bst)
+    assert any((t.is_categorical & ~t.default_left).any() for t in m.trees)
+    Xt = np.array([[0, 0.0], [7, 0.0], [np.nan, 0.0], [100, 0.5], [6, 1.0], [-1, 0.0],
+                   [2, 0.3], [2 ** 30, -1.0]])
+    ref = bst.predict(xgb.DMatrix(Xt, feature_types=["c", "q"], enable_categorical=True),
+                      output_margin=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # most of the column is unseen: warned, not an error
+        close(m.predict(Xt, output="raw"), ref)
+        _check_all_runtimes(m, Xt, ref)
+        path = str(tmp_path / "m.json")
+        m.save(path)
+        close(hardwood.load(path).predict(Xt, output="raw"), ref)
+    with pytest.warns(UserWarning, match="sent left at every split"):
+        m.predict(np.array([[50.0, 0.0], [60.0, 0.0], [1.0, 0.0]]))
+
+
 def _xgb_json(data):
     X, y = data
     bst = xgb.train({"max_depth": 3, "nthread": 1}, xgb.DMatrix(X, y), 3)
@@ -694,9 +724,10 @@ def test_sizes_in_the_file_are_capped(tmp_path, xgb_cat, lgb_cat, case):
             d["learner"]["learner_model_param"]["num_class"] = "1000000000"
             d["learner"]["objective"]["name"] = "multi:softprob"
             field = "num_class"
-        else:  # 300 categorical splits on a feature of 2**24 categories: 2**19 words each
+        else:  # 300 categorical splits on a feature of 2**24 codes (its categories and the
+            # unseen-category code): 2**19 words each
             t = _cat_tree(d)
-            t["categories"][-1] = MAX_CATEGORIES - 1
+            t["categories"][-1] = MAX_CATEGORIES - 2
             m = _gbm(d)
             m["trees"] = [copy.deepcopy(t) for _ in range(300)]
             for i, tt in enumerate(m["trees"]):

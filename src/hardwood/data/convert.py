@@ -4,7 +4,9 @@ Every model-facing path (training, validation, prediction) goes through
 :func:`to_float_matrix`, so that categorical columns are coded the same way everywhere:
 a categorical value becomes the index of its category in the training set's category list,
 and NaN marks a missing value *or a category that training never saw* (both follow the
-split's default direction).
+split's default direction). Models imported from XGBoost send an unseen category left at
+every split, as XGBoost does: their ``FeatureInfo.unseen_left`` gives such a feature one more
+code, ``len(categories)``, which every split on it sends left.
 
 The input rules (``docs/checks.md``, "What hardwood checks"):
 
@@ -43,6 +45,9 @@ class FeatureInfo:
     names: list
     is_categorical: np.ndarray  # bool per field
     categories: list = field(default_factory=list)  # per field: None or a list of values
+    # bool per field, or None (all False): a category training never saw gets its own code,
+    # len(categories[j]), which every split sends left (XGBoost's rule), instead of NaN
+    unseen_left: np.ndarray | None = None
 
     @property
     def n_features(self) -> int:
@@ -50,7 +55,17 @@ class FeatureInfo:
 
     @property
     def n_categories(self) -> np.ndarray:
-        return np.array([0 if c is None else len(c) for c in self.categories], dtype=np.int32)
+        """Codes per field: its categories, and the unseen-category code where it has one."""
+        n = np.array([0 if c is None else len(c) for c in self.categories], dtype=np.int32)
+        if self.unseen_left is not None:
+            n += np.asarray(self.unseen_left, dtype=bool) & np.asarray(self.is_categorical, bool)
+        return n
+
+    def unseen_code(self, j) -> float:
+        """The code of a category feature ``j`` never saw: NaN (missing), or its own code."""
+        if self.unseen_left is not None and self.unseen_left[j]:
+            return float(len(self.categories[j]))
+        return np.nan
 
 
 def _is_pandas_df(X) -> bool:
@@ -233,7 +248,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
                     cats[j] = c
                 coded = _code_values(col, c, names[j])
                 if info is not None:
-                    _warn_unseen(col, coded, names[j], what)
+                    coded = _code_unseen(col, coded, info, j, what)
                 mat[:, j] = coded
     if info is not None:
         cats = info.categories
@@ -269,15 +284,22 @@ def _check_finite(mat, what, only=None):
 UNSEEN_WARN_FRACTION = 0.5
 
 
-def _warn_unseen(raw, coded, colname, what):
-    """Warn when most of a categorical column's non-missing values were unseen in training."""
+def _code_unseen(raw, coded, info, j, what):
+    """Give the categories training never saw (``raw`` known, ``coded`` NaN) the feature's
+    unseen-category code, and warn when they are most of the column's known values."""
     known = ~np.isnan(raw)
-    n = int(known.sum())
-    unseen = int(np.count_nonzero(np.isnan(coded[known])))
-    if n and unseen > UNSEEN_WARN_FRACTION * n:
-        warnings.warn(f"{what}: {unseen} of {n} values of categorical column {colname!r} are "
-                      "categories training never saw; they are treated as missing values",
+    unseen = known & np.isnan(coded)
+    n, n_unseen = int(known.sum()), int(np.count_nonzero(unseen))
+    code = info.unseen_code(j)
+    if n_unseen and code == code:
+        coded[unseen] = code
+    if n and n_unseen > UNSEEN_WARN_FRACTION * n:
+        fate = ("sent left at every split, as XGBoost does" if code == code
+                else "treated as missing values")
+        warnings.warn(f"{what}: {n_unseen} of {n} values of categorical column "
+                      f"{info.names[j]!r} are categories training never saw; they are {fate}",
                       UserWarning, stacklevel=4)
+    return coded
 
 
 def _category_kind(values):
@@ -375,7 +397,7 @@ def _from_pandas(df, categorical_features, info, dtype, what):
                     remap = np.array([lookup.get(v, np.nan) for v in values] + [np.nan],
                                      dtype=np.float64)
                     col = remap[np.where(codes < 0, len(values), codes)]
-                    _warn_unseen(np.where(codes < 0, np.nan, 0.0), col, names[j], what)
+                    col = _code_unseen(np.where(codes < 0, np.nan, 0.0), col, info, j, what)
             else:
                 try:
                     raw = s.to_numpy(dtype=np.float64, na_value=np.nan)
@@ -393,8 +415,8 @@ def _from_pandas(df, categorical_features, info, dtype, what):
                     col = _code_values(raw, cats[j], names[j])
                 else:
                     col = _code_values(raw, info.categories[j], names[j])
-                    _warn_unseen(raw, col, names[j], what)
-            n_cat_j = len((info.categories[j] if info is not None else cats[j]) or ())
+                    col = _code_unseen(raw, col, info, j, what)
+            n_cat_j = len((info.categories[j] if info is not None else cats[j]) or ()) + 1
             need64 = need64 or n_cat_j > 2**24
         else:
             if isinstance(s.dtype, pd.CategoricalDtype):

@@ -6,11 +6,14 @@ Split rule: XGBoost sends ``float32(x) < t`` left (``t`` a float32), hardwood se
 exact for float32 *and* float64 inputs. Categorical splits list the categories that go
 *right*; hardwood stores the complement (the categories that go left) as a bitset.
 
-Known difference: XGBoost sends a category that is in no split's list left, also one beyond
-every category its splits name (or its stored categories), whereas hardwood treats a category
-it does not know as missing, which follows the split's default direction. They agree at the
-categorical splits whose default direction is left; at one whose default is right, such a
-category goes right in hardwood and left in XGBoost.
+XGBoost sends a category that is in no split's list left, also one its training never saw
+(beyond every category its splits name, or not among its stored categories), while a missing
+value follows the split's default direction. The imported model does the same: its features
+get an unseen-category code (``FeatureInfo.unseen_left``) that every split sends left.
+Differences left: XGBoost truncates a fractional category value to an integer (2.5 is
+category 2), where hardwood matches categories by value (2.5 is unseen, so it goes left); and
+XGBoost >= 3.1 raises on an unseen category of a model that stores string categories, where
+the imported model sends it left.
 
 The reading is as strict as XGBoost's own loader (JSON integers where it wants integers,
 floats where it wants numbers, string parameters, 0/1 flags, a UBJ tree's arrays all typed
@@ -482,12 +485,11 @@ def _import(d, where):
             categories.append(stored[j])
         else:
             categories.append(range(int(max_cat[j])))
-    check_categories(LIB, [0 if c is None else len(c) for c in categories], names)
-    check_bitset_words(LIB, [f for p in parsed for f, _ in p["cat_sets"].values()],
-                       [0 if c is None else len(c) for c in categories])
     where.at = "the features"
-    info = feature_info(names, is_cat, categories)
-    n_cats = info.n_categories
+    info = feature_info(names, is_cat, categories, unseen_left=True)
+    n_cats = info.n_categories  # each categorical feature's categories + its unseen code
+    check_categories(LIB, n_cats, names)
+    check_bitset_words(LIB, [f for p in parsed for f, _ in p["cat_sets"].values()], n_cats)
 
     trees = []
     for ti, p in enumerate(parsed):

@@ -8,7 +8,8 @@ Layout (version 1)::
 
     {"format": "hardwood", "version": 1,
      "objective": str, "n_outputs": int, "base_score": [float] * n_outputs,
-     "features": {"names": [str], "is_categorical": [bool], "categories": [null | [values]]},
+     "features": {"names": [str], "is_categorical": [bool], "categories": [null | [values]],
+                  "unseen_left": [bool] (optional; see FeatureInfo.unseen_left)},
      "params": {...}, "best_iteration": int | null, "best_score": float | null,
      "tree_group": [int] * n_trees,
      "trees": [{"feature": [...], "threshold": [...], "left": [...], "right": [...],
@@ -104,9 +105,7 @@ def model_to_dict(model) -> dict:
         "objective": model.objective,
         "n_outputs": int(model.n_outputs),
         "base_score": _encode_floats(model.base_score),
-        "features": {"names": list(model.info.names),
-                     "is_categorical": [bool(b) for b in model.info.is_categorical],
-                     "categories": cats},
+        "features": _features_to_json(model.info, cats),
         "params": params,
         "best_iteration": None if model.best_iteration is None else int(model.best_iteration),
         "best_score": None if model.best_score is None else _enc(float(model.best_score)),
@@ -249,6 +248,15 @@ def validate_tree(t: Tree, n_features, n_categories, is_cat_feature, where):
                   f"tree's bitsets ({nb} words)")
 
 
+def _features_to_json(info, cats):
+    d = {"names": list(info.names),
+         "is_categorical": [bool(b) for b in info.is_categorical],
+         "categories": cats}
+    if info.unseen_left is not None:
+        d["unseen_left"] = [bool(b) for b in info.unseen_left]
+    return d
+
+
 def _feature_info(fd):
     names = _get(fd, "names", list, "features")
     if not all(isinstance(s, str) for s in names):
@@ -283,7 +291,16 @@ def _feature_info(fd):
             if c is not None:
                 _fail(f"features.categories[{j}] must be null for a numeric feature")
             categories.append(None)
-    return FeatureInfo(names=names, is_categorical=is_cat, categories=categories)
+    unseen_left = None
+    if fd.get("unseen_left") is not None:
+        unseen_left = _bool_array(_get(fd, "unseen_left", list, "features"),
+                                  "features.unseen_left")
+        if unseen_left.size != len(names):
+            _fail("features.unseen_left and features.names differ in length")
+        if (unseen_left & ~is_cat).any():
+            _fail("features.unseen_left marks a numeric feature")
+    return FeatureInfo(names=names, is_categorical=is_cat, categories=categories,
+                       unseen_left=unseen_left)
 
 
 def model_from_dict(d: dict):

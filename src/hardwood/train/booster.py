@@ -329,6 +329,11 @@ def _check_init_model(init, train_set, K):
             raise ValueError(f"init_model's categories of feature {info.names[j]!r} differ from "
                              "the Dataset's; build the Dataset from the data the model was "
                              "trained on")
+    if init.info.unseen_left is not None and init.info.unseen_left.any():
+        raise ValueError("init_model sends categories its training never saw left at every "
+                         "split (XGBoost's rule, kept by the importer), which hardwood's "
+                         "training does not do; continue training it in XGBoost, or train "
+                         "without init_model")
 
 
 def bin_tree(tree, train_set) -> BinnedTree:

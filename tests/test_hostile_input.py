@@ -121,6 +121,18 @@ def test_mostly_unseen_categories_warn(int_categories):
         m.predict(df)  # all seen: no warning
 
 
+def test_fractional_category_codes_are_an_error(int_categories):
+    """XGBoost and LightGBM truncate 2.5 to category 2; matched by value it would be an unseen
+    category. Either way the answer would differ silently from a peer's, so it is refused."""
+    m, _ = int_categories
+    X = np.array([[1.0, 0.0], [2.5, 0.0]])
+    for rt in (None, "auto"):
+        with pytest.raises(ValueError, match="categorical feature 'c' holds the fractional "
+                                             "value 2.5"):
+            m.predict(X, runtime=rt)
+    m.predict(np.array([[1.0, 0.0], [2.0, 0.0], [np.nan, 0.0]]))  # integer codes and NaN
+
+
 # -- 6, 16: parameters and overflow ------------------------------------------------------------
 @pytest.mark.parametrize("params, match", [
     ({"learning_rate": float("inf")}, "learning_rate.*finite"),

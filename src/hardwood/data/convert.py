@@ -137,6 +137,12 @@ def _code_values(col: np.ndarray, cats, colname) -> np.ndarray:
                             "'category' (or string) column")
         return out
     v = col[ok]
+    frac = v != np.floor(v)
+    if frac.any() and np.all(vals == np.floor(vals)):
+        raise ValueError(f"categorical feature {colname!r} holds the fractional value "
+                         f"{float(v[frac][0])!r}, but its categories are integer codes; XGBoost and "
+                         "LightGBM would truncate it to a code, hardwood matches categories by "
+                         "value: pass integer codes (or NaN for missing)")
     pos = np.minimum(np.searchsorted(vals, v), vals.size - 1)
     hit = vals[pos] == v
     out[ok] = np.where(hit, codes[pos], np.nan)

@@ -121,3 +121,15 @@ def test_other_refusals(tmp_path):
     ds = hardwood.Dataset.from_batches(_maker(X, y), str(tmp_path / "ok"))
     with pytest.raises(ValueError, match="pages parameter"):
         hardwood.train({"pages": 2}, ds, num_boost_round=1)
+
+
+def test_a_second_pass_with_other_values_is_refused(tmp_path):
+    calls = []
+
+    def drifting():  # the same shapes, other values the second time
+        calls.append(1)
+        yield np.full((4, 2), float(len(calls))), np.zeros(4)
+
+    with pytest.raises(ValueError, match="other feature values than the first"):
+        hardwood.Dataset.from_batches(drifting, str(tmp_path))
+    assert not os.path.exists(os.path.join(str(tmp_path), MANIFEST))  # no cache to reuse

@@ -41,17 +41,24 @@ def _batches(make_batches):
         yield i, X, y, w
 
 
-def _matrix(i, X, info, feature_names):
+def _matrix(name, X, info, feature_names):
     mat, info2 = to_float_matrix(X, info=info, feature_names=feature_names if info is None
-                                 else None, what=f"batch {i}'s X")
+                                 else None, what=f"{name}'s X")
     if np.any(info2.is_categorical):
-        raise NotImplementedError(f"batch {i}: categorical features are not supported by "
+        raise NotImplementedError(f"{name}: categorical features are not supported by "
                                   "Dataset.from_batches yet; encode them as numbers")
     return mat, info2
 
 
+def _batch_name(where):
+    """Batch i's name in messages: ``where(i)`` (a file and its part) or "batch i"."""
+    return (lambda i: f"batch {i}") if where is None else where
+
+
 def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
-                 sketch_size=2048, feature_names=None):
+                 sketch_size=2048, feature_names=None, where=None):
+    """See ``Dataset.from_batches``; ``where(i)`` names batch i in messages (from_files)."""
+    name = _batch_name(where)
     if not callable(make_batches):
         raise TypeError("make_batches must be a callable that returns a fresh iterator of "
                         "batches each time (the data is read twice)")
@@ -62,19 +69,21 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
         raise ValueError(f"page_bytes must be positive, got {page_bytes!r}")
     # pass 1: sketches, labels, weights
     info, sketches, labels, weights, sizes = None, None, [], [], []
-    for i, X, y, w in _batches(make_batches):
-        mat, info = _matrix(i, X, info, feature_names)
+    data_digest = hashlib.blake2b(digest_size=32)  # the features: a cache of other data is
+    for i, X, y, w in _batches(make_batches):      # never taken, even with the same bins
+        mat, info = _matrix(name(i), X, info, feature_names)
         n = mat.shape[0]
         if sketches is None:
             sketches = [QuantileSketch(sketch_size) for _ in range(mat.shape[1])]
-        yv = to_vector(y, n, f"batch {i}'s label", allow_none=False)
-        wv = None if w is None else to_vector(w, n, f"batch {i}'s weight")
+        yv = to_vector(y, n, f"{name(i)}'s label", allow_none=False)
+        wv = None if w is None else to_vector(w, n, f"{name(i)}'s weight")
         if wv is not None and np.any(wv < 0):
-            raise ValueError(f"batch {i}: weight must be non-negative")
+            raise ValueError(f"{name(i)}: weight must be non-negative")
         if weights and (wv is None) != (weights[0] is None):
-            raise ValueError(f"batch {i}: give a weight in every batch or in none")
+            raise ValueError(f"{name(i)}: give a weight in every batch or in none")
         for j, sk in enumerate(sketches):
             sk.push(mat[:, j], wv)
+        data_digest.update(np.ascontiguousarray(mat).view(np.uint8))
         labels.append(yv)
         weights.append(wv)
         sizes.append(n)
@@ -82,11 +91,12 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
         raise ValueError("make_batches gave no rows")
     bm = BinMapper(max_bin=max_bin).fit_sketches(sketches)
     n_rows = int(sum(sizes))
+    digest = data_digest.hexdigest()
     key = hashlib.blake2b(json.dumps([FORMAT_VERSION, bm.to_dict(), n_rows, len(sketches),
-                                      int(page_bytes), sizes]).encode(),
+                                      int(page_bytes), sizes, digest]).encode(),
                           digest_size=32).digest()
     paths = _cached_pages(cache_dir, key) or _write_pages(make_batches, bm, info, cache_dir,
-                                                          page_bytes, key, sizes)
+                                                          page_bytes, key, sizes, name, digest)
     ds = cls.__new__(cls)
     ds.info = info
     ds.n_rows, ds.n_features = n_rows, len(sketches)
@@ -116,24 +126,29 @@ def _cached_pages(cache_dir, key):
         return None
 
 
-def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes):
+def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes, name, digest):
     os.makedirs(cache_dir, exist_ok=True)
     try:  # the old manifest first: a cache half rewritten is never taken for a whole one
         os.remove(os.path.join(cache_dir, MANIFEST))
     except FileNotFoundError:
         pass
     pages = PageWriter(cache_dir, page_bytes, key, bm.n_bins.size, bm.dtype)
+    second = hashlib.blake2b(digest_size=32)
     with warnings.catch_warnings():  # pass 1 gave the batches' warnings already
         warnings.simplefilter("ignore")
         for i, X, _, _ in _batches(make_batches):
-            mat, _ = _matrix(i, X, info, None)
+            mat, _ = _matrix(name(i), X, info, None)
             if i >= len(sizes) or mat.shape[0] != sizes[i]:
-                raise ValueError(f"batch {i}: the second pass over make_batches gave other "
+                raise ValueError(f"{name(i)}: the second pass over make_batches gave other "
                                  "batches than the first (it must give the same data each "
                                  "time)")
+            second.update(np.ascontiguousarray(mat).view(np.uint8))
             pages.add(bm.transform(mat)[0])
     if pages.rows_written != sum(sizes):
         raise ValueError("the second pass over make_batches gave fewer rows than the first")
+    if second.hexdigest() != digest:
+        raise ValueError("the second pass over make_batches gave other feature values than "
+                         "the first (it must give the same data each time)")
     names = pages.close()
     for stale in os.listdir(cache_dir):
         if stale.startswith("page-") and stale.endswith(".hwp") and stale not in names:

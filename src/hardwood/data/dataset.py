@@ -94,6 +94,28 @@ class Dataset:
                             page_bytes=page_bytes, sketch_size=sketch_size,
                             feature_names=feature_names)
 
+    @classmethod
+    def from_files(cls, paths, label, cache_dir, weight=None, fmt=None, max_bin=256,
+                   page_bytes=32 << 20, sketch_size=2048, batch_rows=100_000):
+        """A training set streamed from data files into pages on disk (out of core), as
+        :meth:`from_batches` does, without holding any file whole in memory.
+
+        paths : a file, a glob pattern (``"parts/*.parquet"``) or a list of them; Parquet
+            (read one row group at a time), CSV/TSV or LibSVM (``batch_rows`` rows at a
+            time), all of one format (``fmt``: None reads it from the extensions).
+        label : the label column (Parquet, CSV); a LibSVM line's label is its first field,
+            so ``label`` is ignored there. ``weight``: an optional weight column.
+        Every file must hold the same numeric feature columns in the same order; an error
+        names the file and the row group (Parquet) or rows (CSV, LibSVM) at fault. See
+        ``data/files.py``."""
+        from .batches import from_batches
+        from .files import FileBatches
+
+        batches = FileBatches(paths, label, fmt=fmt, weight=weight, batch_rows=batch_rows)
+        return from_batches(cls, batches, cache_dir, max_bin=max_bin, page_bytes=page_bytes,
+                            sketch_size=sketch_size, feature_names=batches.names,
+                            where=batches.where)
+
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
                  group_categories=True):

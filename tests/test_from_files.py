@@ -183,3 +183,25 @@ def test_a_cache_of_other_values_with_the_same_bins_is_rebuilt(tmp_path):
     assert [list(e) for e in b.bin_mapper.upper_edges] == \
         [list(e) for e in a.bin_mapper.upper_edges]
     assert b.pages_on_disk[1] != a.pages_on_disk[1]  # another key: the pages were rewritten
+
+
+def test_estimators_fit_a_dataset_on_pages(tmp_path, monkeypatch):
+    """The estimators train a paged Dataset as they train arrays: the same model as
+    ``hardwood.train`` on it, labels encoded by the classifier, feature names kept."""
+    df = _frame(n=3_000)
+    df["y"] = np.where(df["y"] > 0, 7.0, 3.0)  # labels other than 0/1: encoded by classes_
+    paths = _parts(df, str(tmp_path), "parquet")
+    ds = hardwood.Dataset.from_files(paths, label="y", cache_dir=str(tmp_path / "c"))
+    X = df.drop(columns="y")
+    clf = hardwood.GBDTClassifier(n_estimators=5, max_depth=3).fit(ds)
+    assert clf.classes_.tolist() == [3.0, 7.0] and clf.n_features_in_ == 4
+    assert clf.feature_names_in_.tolist() == ["c0", "c1", "c2", "c3"]
+    core = hardwood.GBDTClassifier(n_estimators=5, max_depth=3).fit(X, df["y"])
+    np.testing.assert_allclose(clf.predict_proba(X), core.predict_proba(X), atol=1e-9)
+    assert np.array_equal(ds.label, df["y"].to_numpy())  # the Dataset keeps its own labels
+    reg = hardwood.GBDTRegressor(n_estimators=5, max_depth=3,
+                                 sampling_method="mvs", subsample=0.5).fit(
+        ds, eval_set=[(X.iloc[:500], df["y"].iloc[:500])])
+    assert np.all(np.isfinite(reg.predict(X))) and "validation_0" in reg.evals_result_
+    with pytest.raises(ValueError, match="labels and weights the hardwood.Dataset holds"):
+        hardwood.GBDTRegressor().fit(ds, df["y"])

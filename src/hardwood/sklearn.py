@@ -14,9 +14,14 @@ Data handling:
 - Rows whose ``sample_weight`` is 0 are dropped before binning, so that a weight of 0 is
   exactly the same as leaving the row out (and an integer weight ``k`` the same as ``k``
   copies of the row).
+- A :class:`hardwood.Dataset` (in memory, or on pages from ``Dataset.from_batches`` /
+  ``Dataset.from_files``) is trained as it is: ``fit(dataset)``, its labels and weights with
+  it. Its bins and categories are the Dataset's (``max_bin`` and ``categorical_features``
+  are not applied again).
 """
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -145,6 +150,8 @@ class _GBDTBase(BaseEstimator):
 
     # -- data -------------------------------------------------------------------------
     def _validate_fit_data(self, X, y, sample_weight, y_numeric):
+        if isinstance(X, Dataset):
+            return self._dataset_fit_data(X, y, sample_weight)
         if _is_dataframe(X):
             # keep the DataFrame (its category columns) for hardwood.Dataset; validate y, then
             # record the feature names and count
@@ -162,6 +169,24 @@ class _GBDTBase(BaseEstimator):
             if not keep.all():  # weight 0 == row left out, bins included
                 X, y, sample_weight = _take_rows(X, keep), y[keep], sample_weight[keep]
         return X, y, sample_weight
+
+    def _dataset_fit_data(self, ds, y, sample_weight):
+        """A Dataset brings its labels and weights; the estimator records its features."""
+        if y is not None or sample_weight is not None:
+            raise ValueError("fit(dataset) takes the labels and weights the hardwood.Dataset "
+                             "holds; give them when building the Dataset, not to fit")
+        if ds.label is None:
+            raise ValueError("the hardwood.Dataset passed to fit has no labels")
+        if ds.reference is not None:
+            raise ValueError("fit got a validation Dataset (built with reference=); pass the "
+                             "training set")
+        self.n_features_in_ = ds.n_features
+        names = list(ds.info.names)
+        if names != [f"f{j}" for j in range(ds.n_features)]:
+            self.feature_names_in_ = np.asarray(names, dtype=object)
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+        return ds, np.asarray(ds.label), None
 
     def _validate_predict_X(self, X):
         check_is_fitted(self)
@@ -182,9 +207,15 @@ class _GBDTBase(BaseEstimator):
         params = self._train_params(objective)
         if extra_params:
             params.update(extra_params)
-        train_set = Dataset(X, y, weight=sample_weight,
-                            categorical_features=self.categorical_features,
-                            max_bin=int(self.max_bin), random_state=params["random_state"])
+        if isinstance(X, Dataset):  # y: its labels, encoded by a classifier
+            train_set = X
+            if y is not X.label:
+                train_set = copy.copy(X)
+                train_set.label = np.asarray(y, dtype=np.float64)
+        else:
+            train_set = Dataset(X, y, weight=sample_weight,
+                                categorical_features=self.categorical_features,
+                                max_bin=int(self.max_bin), random_state=params["random_state"])
         valid_sets, valid_names = [], []
         if eval_set is not None:
             if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
@@ -250,10 +281,11 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
     :func:`hardwood.train` for the meaning of the other parameters (XGBoost names).
     """
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             verbose=False):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs evaluated each round (and
-        watched by ``early_stopping_rounds``: the last metric of the last pair)."""
+        watched by ``early_stopping_rounds``: the last metric of the last pair). ``X`` may
+        be a ``hardwood.Dataset`` (``y`` and ``sample_weight`` then come from it)."""
         objective = self.objective
         if objective is None:
             objective = DEFAULT_OBJECTIVE["regression"]
@@ -276,10 +308,12 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     (one tree per class per round).
     """
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
+    def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
             verbose=False):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs, with labels among the
-        training labels, evaluated each round (and watched by ``early_stopping_rounds``)."""
+        training labels, evaluated each round (and watched by ``early_stopping_rounds``).
+        ``X`` may be a ``hardwood.Dataset`` (``y`` and ``sample_weight`` then come from
+        it)."""
         if self.objective is not None:
             _objective_for(self, self.objective, ("binary", "multiclass"))
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False)

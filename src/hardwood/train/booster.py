@@ -157,14 +157,16 @@ class Booster:
                     self._all_rows[:] = np.arange(n, dtype=np.int32)
                 rows = self._all_rows
             g, h, w = self.g, self.h, self.w
+            sampled = rows.size < n
+            compact = sampled and not self.pages.in_core
             if weight is not None:  # unbiased sums: the drawn rows' g, h and weights scaled
-                g, h = g.copy(), h.copy()
-                g[:, rows] *= weight
-                h[:, rows] *= weight
+                if not compact:  # (a compacted sample scales its own copies)
+                    g, h = g.copy(), h.copy()
+                    g[:, rows] *= weight
+                    h[:, rows] *= weight
                 if obj.refit_leaves:  # leaf optima over the sample, weighted alike
                     w = np.array(w, dtype=np.float64)
                     w[rows] *= weight
-            sampled = rows.size < n
             d = ts.n_features
             if p["colsample_bytree"] < 1.0:
                 k = max(1, int(p["colsample_bytree"] * d))
@@ -174,12 +176,12 @@ class Booster:
                 tree_mask = np.ones(d, dtype=np.bool_)
             self.profile.add("other", t0)
             grower = self.grower
-            if sampled and not self.pages.in_core:
+            if compact:
                 # the out-of-core paper's Algorithm 7: the round's sample, compacted into one
                 # in-memory page, grows the trees in core; the pages are read twice a round
                 # (the gather, and the update of every row's prediction)
                 sample = rows
-                grower, g, h = self._compacted(sample, g, h, K)
+                grower, g, h = self._compacted(sample, g, h, K, weight)
                 rows = np.arange(sample.size, dtype=np.int32)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
@@ -203,10 +205,13 @@ class Booster:
                     raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p))
                 self.trees.append(tree)
                 self.groups.append(k)
+            if grower is not self.grower:
+                grower.release()
         self.rounds += 1
 
-    def _compacted(self, rows, g, h, K):
-        """(a grower over the sample's bins gathered from the pages, its g, its h)."""
+    def _compacted(self, rows, g, h, K, weight):
+        """(a grower over the sample's bins gathered from the pages, its g, its h: scaled by
+        the sample's ``weight`` unless None)."""
         from ..backends.cpu import CPUBackend
 
         t0 = time.perf_counter()
@@ -217,7 +222,11 @@ class Booster:
         grower.trees_left = self.grower.trees_left
         self.grower.trees_left = max(0, self.grower.trees_left - K)
         self.profile.add("other", t0)
-        return grower, np.ascontiguousarray(g[:, rows]), np.ascontiguousarray(h[:, rows])
+        g, h = np.ascontiguousarray(g[:, rows]), np.ascontiguousarray(h[:, rows])
+        if weight is not None:
+            g *= weight
+            h *= weight
+        return grower, g, h
 
     def eval(self):
         """``{set name: {metric: value}}`` of the current model on the validation sets."""

@@ -143,6 +143,12 @@ class Grower:
         self._fused = None  # FUSED="auto": whether the fused grower is taken (None: not asked)
         self._learner_mean = 0.0  # seconds per tree of the learner, here
 
+    def release(self):
+        """Drop the pages, the backend and the learner (which refers back to this grower):
+        a grower over one round's compacted sample frees that sample's bins as soon as the
+        round ends, not at some later garbage collection."""
+        self.learner = self.backend = self.pages = None
+
     def _fast_shape(self):
         """(node capacity, histogram slots) of a tree of bounded size, or None."""
         p = self.p

@@ -94,18 +94,31 @@ def mvs_threshold(score, k):
         s_c = float(score[above].sum())
 
 
+# rows per block of the MVS draw: its float64 temporaries stay a few MB however many rows
+# there are (out of core, the sample is drawn over every row)
+BLOCK = 1 << 18
+
+
 def _mvs(g, h, rng, f):
     n = g.shape[1]
-    g64 = g.astype(np.float64)
-    h64 = h.astype(np.float64)
-    score = np.sqrt((g64 * g64).sum(axis=0) + MVS_LAMBDA * (h64 * h64).sum(axis=0))
+    score = np.empty(n)
+    for a in range(0, n, BLOCK):
+        gb = g[:, a:a + BLOCK].astype(np.float64)
+        hb = h[:, a:a + BLOCK].astype(np.float64)
+        score[a:a + BLOCK] = np.sqrt((gb * gb).sum(axis=0) + MVS_LAMBDA * (hb * hb).sum(axis=0))
     k = f * n
     positive = int(np.count_nonzero(score > 0))
     if positive <= k:  # every row with a gradient fits: every row, unweighted
         return None, None
     mu = mvs_threshold(score, k)
-    p = np.minimum(1.0, score / mu)
-    rows = np.flatnonzero(rng.random(n) < p).astype(np.int32)
+    rows, weights = [], []
+    for a in range(0, n, BLOCK):  # the same random numbers as one rng.random(n)
+        p = np.minimum(1.0, score[a:a + BLOCK] / mu)
+        drawn = np.flatnonzero(rng.random(p.size) < p)
+        rows.append((drawn + a).astype(np.int32))
+        weights.append((1.0 / p[drawn]).astype(np.float32))
+    rows, weights = np.concatenate(rows), np.concatenate(weights)
     if rows.size == 0:
-        rows = np.array([int(np.argmax(score))], dtype=np.int32)
-    return rows, (1.0 / p[rows]).astype(np.float32)
+        i = int(np.argmax(score))
+        return np.array([i], dtype=np.int32), np.array([max(1.0, mu / score[i])], dtype=np.float32)
+    return rows, weights

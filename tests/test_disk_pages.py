@@ -122,9 +122,9 @@ def test_a_sampled_round_reads_the_pages_twice_and_multiclass_gathers_once(tmp_p
     reads = []
     real = DiskPages._load
 
-    def counting(self, i):
-        reads.append(i)
-        return real(self, i)
+    def counting(self, i, cols=True):
+        reads.append(cols)
+        return real(self, i, cols)
 
     monkeypatch.setattr(DiskPages, "_load", counting)
     disk = hardwood.train({**p, "pages": {"dir": str(tmp_path), "page_bytes": 2 * 6 * 1500}},
@@ -132,6 +132,7 @@ def test_a_sampled_round_reads_the_pages_twice_and_multiclass_gathers_once(tmp_p
     n_pages = len(os.listdir(tmp_path))
     # per round: one gather (the round's three trees share it), one update pass per tree
     assert len(reads) == 3 * (n_pages + 3 * n_pages)
+    assert not any(reads)  # the gather and the updates read the row-major halves only
     np.testing.assert_allclose(core.predict(X), disk.predict(X), rtol=1e-9, atol=1e-9)
 
 
@@ -151,3 +152,18 @@ def test_bad_disk_page_spec_is_refused(tmp_path):
     X, y = _data(2, n=300)
     with pytest.raises(ValueError, match="pages on disk take"):
         hardwood.train({"pages": {"folder": str(tmp_path)}}, hardwood.Dataset(X, y), 1)
+
+
+def test_the_row_major_half_reads_alone_and_each_half_is_checked(tmp_path):
+    B = _bins()
+    path = str(tmp_path / "p.hwp")
+    write_page(path, B, 0, KEY)
+    rows, cols, _ = read_page(path, KEY, cols=False)
+    np.testing.assert_array_equal(rows, B)
+    assert cols is None
+    half = B.nbytes
+    head = os.path.getsize(path) - 2 * half
+    _corrupt(path, head + half + 5, b"\x7f")  # damage the column-major half only
+    read_page(path, KEY, cols=False)  # the row-major half is intact
+    with pytest.raises(PageError, match="checksum mismatch in its column-major bins"):
+        read_page(path, KEY)

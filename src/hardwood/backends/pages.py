@@ -165,25 +165,28 @@ class DiskPages(RowPages):
     def _global(self, rows, p):
         return rows.astype(np.int64) + self.cuts[p]
 
-    def _load(self, p):
-        """(bins_row, bins_col) of page ``p``, checked (``data.page_file.read_page``)."""
+    def _load(self, p, cols=True):
+        """(bins_row, bins_col) of page ``p``, checked (``data.page_file.read_page``);
+        ``cols=False``: the row-major half only (bins_col None)."""
         from ..data.page_file import read_page
 
-        return read_page(self.paths[p], self.key)[:2]
+        return read_page(self.paths[p], self.key, cols=cols)[:2]
 
-    def _loaded(self, which=None):
+    def _loaded(self, which=None, cols=True):
         """(page index, bins_row, bins_col) of the pages ``which`` (default all) in order,
         the next one read on a background thread while the caller works on this one."""
         from concurrent.futures import ThreadPoolExecutor
 
         which = list(range(self.n_pages)) if which is None else list(which)
         with ThreadPoolExecutor(1, thread_name_prefix="hardwood-page") as io:
-            ahead = io.submit(self._load, which[0]) if which else None
+            ahead = io.submit(self._load, which[0], cols) if which else None
             for i, p in enumerate(which):
                 bins_row, bins_col = ahead.result()
+                ahead = None  # this page's arrays are the caller's alone
                 if i + 1 < len(which):
-                    ahead = io.submit(self._load, which[i + 1])
+                    ahead = io.submit(self._load, which[i + 1], cols)
                 yield p, bins_row, bins_col
+                del bins_row, bins_col
 
     def _backend(self, p, bins_row, bins_col):
         be = self.make_backend(bins_row, bins_col, self._lanes.get(p))
@@ -202,16 +205,13 @@ class DiskPages(RowPages):
         rows = np.asarray(rows, dtype=np.int64)
         at = np.searchsorted(rows, self.cuts)
         out_row = np.empty((rows.size, self.n_fields), dtype=self.dtype)
-        out_col = np.empty((self.n_fields, rows.size), dtype=self.dtype)
         holding = [p for p in range(self.n_pages) if at[p] < at[p + 1]]
-        for p, bins_row, bins_col in self._loaded(holding):
+        for p, bins_row, _ in self._loaded(holding, cols=False):  # the row-major halves
             a, b = int(at[p]), int(at[p + 1])
-            local = rows[a:b] - self.cuts[p]
-            out_row[a:b] = bins_row[local]
-            out_col[:, a:b] = bins_col[:, local]
-        return out_row, out_col
+            out_row[a:b] = bins_row[rows[a:b] - self.cuts[p]]
+        return out_row, np.ascontiguousarray(out_row.T)
 
     def predict_binned(self, binned_tree, pred):
-        for p, bins_row, bins_col in self._loaded():
+        for p, bins_row, bins_col in self._loaded(cols=False):
             self._backend(p, bins_row, bins_col).predict_binned(
                 bins_row, binned_tree, pred[self.cuts[p]:self.cuts[p + 1]])

@@ -143,7 +143,7 @@ def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes, name
                                  "batches than the first (it must give the same data each "
                                  "time)")
             second.update(np.ascontiguousarray(mat).view(np.uint8))
-            pages.add(bm.transform(mat)[0])
+            pages.add(*bm.transform(mat))
     if pages.rows_written != sum(sizes):
         raise ValueError("the second pass over make_batches gave fewer rows than the first")
     if second.hexdigest() != digest:

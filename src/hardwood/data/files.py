@@ -112,18 +112,32 @@ class FileBatches:
                 raise ValueError(f"cannot read {where}: {' '.join(str(e).split())}") from None
             if table.num_rows == 0:
                 continue
-            cols = [self._column(table.column(c), c, where) for c in columns]
-            y = cols[len(self.names)]
+            d = len(self.names)
+            X = np.empty((table.num_rows, d), dtype=self._parquet_dtype(table, columns[:d]))
+            for j in range(d):  # column by column into one matrix: no float64 copies
+                X[:, j] = self._column(table.column(columns[j]), columns[j], where, X.dtype)
+            y = self._column(table.column(self.label), self.label, where, np.float64)
             if np.isnan(y).any():
                 r = int(np.flatnonzero(np.isnan(y))[0])
                 raise ValueError(f"label column {self.label!r} in {where} has a missing value "
                                  f"(row {r} of the row group)")
-            X = np.column_stack(cols[:len(self.names)])
             self.parts.append(where)
             if self.weight is None:
                 yield X, y
             else:
-                yield X, y, cols[len(self.names) + 1]
+                yield X, y, self._column(table.column(self.weight), self.weight, where,
+                                         np.float64)
+
+    @staticmethod
+    def _parquet_dtype(table, names):
+        """float32 when every feature column converts to it exactly, else float64 (as an
+        in-memory matrix of those columns would be kept)."""
+        import pyarrow as pa
+
+        narrow = (pa.float32(), pa.float16(), pa.int8(), pa.int16(), pa.uint8(), pa.uint16(),
+                  pa.bool_(), pa.null())
+        return np.float32 if all(table.schema.field(c).type in narrow for c in names) \
+            else np.float64
 
     @staticmethod
     def _parquet_file(path):
@@ -159,11 +173,11 @@ class FileBatches:
         return features + [self.label] + ([self.weight] if self.weight else [])
 
     @staticmethod
-    def _column(chunked, name, where):
+    def _column(chunked, name, where, dtype):
         import pyarrow as pa
 
         try:  # nulls -> NaN
-            return chunked.cast(pa.float64()).to_numpy()
+            return chunked.cast(pa.from_numpy_dtype(dtype)).to_numpy()
         except (pa.ArrowException, TypeError, ValueError) as e:
             raise ValueError(f"column {name!r} in {where} cannot be read as numbers: {e}") \
                 from None

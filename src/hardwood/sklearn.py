@@ -72,7 +72,7 @@ class _GBDTBase(BaseEstimator):
                  colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
-                 top_rate=None, other_rate=None):
+                 top_rate=None, other_rate=None, device="cpu"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -98,6 +98,7 @@ class _GBDTBase(BaseEstimator):
         self.sampling_method = sampling_method
         self.top_rate = top_rate
         self.other_rate = other_rate
+        self.device = device
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -141,6 +142,7 @@ class _GBDTBase(BaseEstimator):
             "random_state": self._seed(),
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
+            "device": self.device,
         }
         if self.eval_metric is not None:
             p["eval_metric"] = self.eval_metric

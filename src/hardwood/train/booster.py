@@ -90,8 +90,11 @@ class Booster:
         with threads(p["n_jobs"]):
             pages = p["pages"]
             paged = train_set.pages_on_disk is not None  # Dataset.from_batches: on disk
-            self.backend = None if paged else make_backend(p["backend"], train_set)
-            if paged:
+            on_gpu = p["device"] == "cuda"
+            self.backend = None if paged or on_gpu else make_backend(p["backend"], train_set)
+            if on_gpu:
+                self.pages = _cuda_pages(train_set, pages)
+            elif paged:
                 if pages is not None:
                     raise ValueError("a Dataset from from_batches lives in its pages on disk; "
                                      "the pages parameter does not apply")
@@ -255,6 +258,7 @@ class Booster:
         prof["total"] = total
         prof["other"] = max(0.0, total - sum(v for k, v in prof.items()
                                              if k not in ("other", "total")))
+        prof.update(getattr(self.pages, "transfers", {}))  # device="cuda": bytes copied
         return prof
 
 
@@ -289,6 +293,19 @@ def _stored_pages(train_set, paths=None, key=None):
     offsets = train_set.bin_mapper.offsets
     return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
                      key)
+
+
+def _cuda_pages(train_set, pages):
+    """device='cuda': the rows as one page on the GPU (``backends/cuda.py``)."""
+    if train_set.pages_on_disk is not None:
+        raise ValueError("device='cuda' trains a Dataset held in memory; a Dataset on disk "
+                         "pages (from_batches, from_files) trains on the CPU for now")
+    if pages is not None:
+        raise ValueError("device='cuda' keeps the rows in one page on the GPU; the pages "
+                         "parameter does not apply")
+    from ..backends.cuda import CudaPages
+
+    return CudaPages(train_set.bins_row, train_set.bin_mapper.offsets)
 
 
 def _disk_pages(train_set, spec):

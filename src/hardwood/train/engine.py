@@ -75,6 +75,9 @@ def format_profile(prof) -> str:
              for key, name in (("histogram", "① histogram"), ("split", "② split"),
                                ("partition", "③ partition"), ("update", "⑤ update"),
                                ("other", "other"))]
+    if "h2d_bytes" in prof:
+        parts.append(f"host->device {prof['h2d_bytes'] / 2**20:.1f} MiB, device->host "
+                     f"{prof['d2h_bytes'] / 2**20:.1f} MiB")
     return f"[hardwood] training {total:.3f}s: " + ", ".join(parts)
 
 

@@ -159,8 +159,6 @@ def resolve_params(params) -> dict:
         _num(p, "base_score")
     if p["device"] not in ("cpu", "cuda"):
         raise ValueError(f"device must be 'cpu' or 'cuda', got {p['device']!r}")
-    if p["device"] == "cuda":
-        raise ValueError("device='cuda' is not supported by the boosting trainer yet; use device='cpu'")
     if p["backend"] is None:
         p["backend"] = "cpu"
     if p["backend"] not in ("cpu", "reference"):

@@ -1,0 +1,336 @@
+"""numba-cuda backend for gradient boosting: the training rows as one page on the device.
+
+:class:`CudaPages` implements the calls the tree learner makes of its pages
+(``backends/pages.py``: ``start``, ``histograms``, ``partition``, ``add_leaf_values``,
+``leaf_rows``, ``predict_binned``); split finding ② stays on the host, over the reduced
+histograms (a few KB per level), in the same code as the CPU path. On the device:
+
+* **the binned matrix**, ELLPACK-style: each row's bins packed into 32-bit words at the
+  smallest bit width the largest field's bin count needs (4 bits for 16 bins, 8 for 256), so
+  a row of 28 fields of 256 bins takes 7 words;
+* **① histograms**, group by field (the Booster paper's group-by-field binning): fields are
+  cut into groups whose bins fit a block's shared memory; each block of a launch takes a
+  slice of the node's rows and one group (``blockIdx.y``), adds into a shared-memory
+  histogram and then into the global one. A field too wide for shared memory has a group of
+  its own, added straight into global memory (the fallback);
+* **deterministic sums**: each tree's gradients and hessians are quantised to 64-bit fixed
+  point (a power-of-two scale chosen so that no sum of the rows can overflow), so the
+  atomics add integers, exactly and in any order: the same data and seed give the same
+  model bit for bit, run after run. The host turns the sums back into float64;
+* **③ partition**: a stable split of each node's rows by the node's left table (numeric
+  threshold, categorical set and missing direction alike), a flag and count kernel, the
+  per-block offsets (a prefix sum over the blocks), and the forest backend's block-scan
+  scatter (``forest_cuda.scatter``) and copy;
+* **⑤ update**: the leaves' values scattered to their rows (or every row routed through a
+  binned tree, for a sampled round) into a per-row delta on the device.
+
+Not yet on the device (issue 14): the gradients are computed on the host and uploaded once
+per tree, and the per-row delta of ⑤ is copied back to update the host's margins. Every
+host<->device copy is counted (``transfers``) and reported in ``training_profile``.
+
+Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda's simulator runs the same kernels on the CPU.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import cuda, int64
+
+from .forest_cuda import TPB, copy_back, cuda_available, scatter
+
+SHARED_BYTES = 40 * 1024  # a block's shared histogram (of 48 KB): 2,560 bins of (g, h)
+SHARED_BINS = SHARED_BYTES // 16
+MAX_ROW_BLOCKS = 1024  # blocks over a node's rows, per field group
+FIXED_BITS = 62  # the quantised gradients of all rows add up to less than 2**62
+
+
+# -- layout ------------------------------------------------------------------------------------
+def pack_ellpack(bins_row, n_bins):
+    """(words (n, W) uint32, bits per bin, bins per word): each row's bins packed at the
+    smallest width that holds ``max(n_bins) - 1``."""
+    n, d = bins_row.shape
+    bits = max(1, int(int(np.max(n_bins)) - 1).bit_length())
+    per_word = 32 // bits
+    words = np.zeros((n, -(-d // per_word)), dtype=np.uint32)
+    for j in range(d):
+        words[:, j // per_word] |= (bins_row[:, j].astype(np.uint32)
+                                    << np.uint32(bits * (j % per_word)))
+    return words, bits, per_word
+
+
+def field_groups(offsets, limit=SHARED_BINS):
+    """Consecutive fields cut into groups of at most ``limit`` bins (a field wider than that
+    alone): (first field, end field, first bin, end bin, in shared memory) per group."""
+    groups, f0 = [], 0
+    d = len(offsets) - 1
+    for f in range(d + 1):
+        if f == d or (f > f0 and offsets[f + 1] - offsets[f0] > limit):
+            groups.append((f0, f, int(offsets[f0]), int(offsets[f]),
+                           int(offsets[f] - offsets[f0]) <= limit))
+            f0 = f
+    return np.asarray([g[:4] for g in groups], dtype=np.int64), [g[4] for g in groups]
+
+
+def fixed_point_scale(v, n):
+    """A power of two ``s`` with ``n * max|v| * s < 2**FIXED_BITS`` (1 when ``v`` is 0)."""
+    m = float(np.max(np.abs(v))) if v.size else 0.0
+    if not m > 0.0 or not math.isfinite(m):
+        return 1.0
+    return 2.0 ** (FIXED_BITS - math.ceil(math.log2(max(n, 1))) - math.ceil(math.log2(m)) - 1)
+
+
+# -- kernels ---------------------------------------------------------------------------------
+@cuda.jit(device=True)
+def bin_of(words, r, f, bits, per_word):
+    w = words[r, f // per_word]
+    return int64((w >> ((f % per_word) * bits)) & ((1 << bits) - 1))
+
+
+@cuda.jit
+def quantise(g, h, sg, sh, gq, hq):
+    i = cuda.grid(1)
+    if i < g.shape[0]:
+        gq[i] = int64(math.floor(g[i] * sg + 0.5))
+        hq[i] = int64(math.floor(h[i] * sh + 0.5))
+
+
+@cuda.jit
+def hist_group(words, rows, b, e, gq, hq, groups, offsets, bits, per_word, shared, out):
+    """Histograms of ``rows[b:e]`` over the fields of group ``blockIdx.y`` (``shared``:
+    through a shared-memory histogram, else straight into ``out``)."""
+    gi = cuda.blockIdx.y
+    f0, f1, bin0, bin1 = groups[gi, 0], groups[gi, 1], groups[gi, 2], groups[gi, 3]
+    tid = cuda.threadIdx.x
+    nt = cuda.blockDim.x
+    sh = cuda.shared.array(0, dtype=int64)
+    width = bin1 - bin0
+    if shared:
+        for t in range(tid, 2 * width, nt):
+            sh[t] = 0
+        cuda.syncthreads()
+    p = b + cuda.blockIdx.x * nt + tid
+    step = cuda.gridDim.x * nt
+    while p < e:
+        r = rows[p]
+        gr, hr = gq[r], hq[r]
+        for f in range(f0, f1):
+            k = offsets[f] + bin_of(words, r, f, bits, per_word)
+            if shared:
+                cuda.atomic.add(sh, 2 * (k - bin0), gr)
+                cuda.atomic.add(sh, 2 * (k - bin0) + 1, hr)
+            else:
+                cuda.atomic.add(out, (k, 0), gr)
+                cuda.atomic.add(out, (k, 1), hr)
+        p += step
+    if shared:
+        cuda.syncthreads()
+        for t in range(tid, width, nt):
+            if sh[2 * t] != 0 or sh[2 * t + 1] != 0:
+                cuda.atomic.add(out, (bin0 + t, 0), sh[2 * t])
+                cuda.atomic.add(out, (bin0 + t, 1), sh[2 * t + 1])
+
+
+@cuda.jit
+def flag_left(words, rows, b, e, f, table, bits, per_word, flags, counts):
+    """flags[p - b] = row p goes left (its bin's entry in ``table``); counts[block] = the
+    block's rows going left."""
+    p = b + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if p < e:
+        fl = table[bin_of(words, rows[p], f, bits, per_word)]
+        flags[p - b] = fl
+        if fl:
+            cuda.atomic.add(counts, cuda.blockIdx.x, 1)
+
+
+@cuda.jit
+def leaf_delta(rows, begins, ends, values, delta):
+    """delta[r] = values[i] for the rows r of leaf i (blockIdx.y = i)."""
+    i = cuda.blockIdx.y
+    p = begins[i] + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    while p < ends[i]:
+        delta[rows[p]] = values[i]
+        p += cuda.gridDim.x * cuda.blockDim.x
+
+
+@cuda.jit
+def tree_delta(words, bits, per_word, feature, table_offset, table, left, right, value, delta):
+    """delta[r] = the value of row r's leaf in a binned tree."""
+    r = cuda.grid(1)
+    if r < delta.shape[0]:
+        node = 0
+        while feature[node] >= 0:
+            if table[table_offset[node] + bin_of(words, r, feature[node], bits, per_word)]:
+                node = left[node]
+            else:
+                node = right[node]
+        delta[r] = value[node]
+
+
+@cuda.jit
+def fill_zero(a):
+    i = cuda.grid(1)
+    if i < a.shape[0]:
+        a[i] = 0
+
+
+@cuda.jit
+def iota(rows, n):
+    i = cuda.grid(1)
+    if i < n:
+        rows[i] = i
+
+
+# -- the pages ---------------------------------------------------------------------------------
+def _blocks(m, tpb=TPB, cap=None):
+    nb = max(1, -(-int(m) // tpb))
+    return nb if cap is None else min(nb, cap)
+
+
+class CudaPages:
+    """The learner's pages (``backends/pages.py``) with every row on the device."""
+
+    in_core = True  # the rows are in memory (the device's): no gather of a sample
+    n_pages = 1
+
+    def __init__(self, bins_row, offsets):
+        ok, why = cuda_available()
+        if not ok:
+            raise RuntimeError(f"device='cuda': {why}")
+        offsets = np.asarray(offsets, dtype=np.int64)
+        self.n_rows, self.d = bins_row.shape
+        self.total_bins = int(offsets[-1])
+        self.transfers = {"h2d_bytes": 0, "d2h_bytes": 0}
+        words, self.bits, self.per_word = pack_ellpack(bins_row, np.diff(offsets))
+        self.words = self._up(words)
+        self.offsets = self._up(offsets[:-1].copy())
+        groups, shared = field_groups(offsets)
+        shared = np.asarray(shared, dtype=bool)
+        # one launch for the groups in shared memory, one for those too wide (each block's
+        # group is blockIdx.y), per node
+        self.launches = []
+        for on_chip in (True, False):
+            sel = groups[shared == on_chip]
+            if len(sel):
+                width = int((sel[:, 3] - sel[:, 2]).max())
+                self.launches.append((self._up(sel), len(sel), on_chip,
+                                      16 * width if on_chip else 0))
+        self.rows = cuda.device_array(self.n_rows, dtype=np.int32)
+        self.tmp = cuda.device_array(self.n_rows, dtype=np.int32)
+        self.gq = cuda.device_array(self.n_rows, dtype=np.int64)
+        self.hq = cuda.device_array(self.n_rows, dtype=np.int64)
+        self.delta = cuda.device_array(self.n_rows, dtype=np.float64)
+        self.seg = {}
+        self._scale = None  # this tree's fixed-point scales (g, h), set by the first ①
+
+    # -- transfers, counted --------------------------------------------------------------------
+    def _up(self, a):
+        a = np.ascontiguousarray(a)
+        self.transfers["h2d_bytes"] += a.nbytes
+        return cuda.to_device(a)
+
+    def _down(self, d):
+        a = d.copy_to_host()
+        self.transfers["d2h_bytes"] += a.nbytes
+        return a
+
+    # -- the tree's rows -------------------------------------------------------------------------
+    def start(self, rows):
+        m = int(rows.shape[0])
+        if m == self.n_rows:  # every row (row ids are unique and ascending): no upload
+            iota[_blocks(m), TPB](self.rows, m)
+        else:
+            self.rows[:m].copy_to_device(np.ascontiguousarray(rows, dtype=np.int32))
+            self.transfers["h2d_bytes"] += 4 * m
+        self.seg = {0: (0, m)}
+        self._scale = None
+        return m
+
+    def count(self, node):
+        b, e = self.seg[node]
+        return e - b
+
+    # -- ① -----------------------------------------------------------------------------------------
+    def _quantised(self, g, h):
+        if self._scale is None:
+            n = self.n_rows
+            sg, sh = fixed_point_scale(g, n), fixed_point_scale(h, n)
+            dg = self._up(np.asarray(g, dtype=np.float32))
+            dh = self._up(np.asarray(h, dtype=np.float32))
+            quantise[_blocks(n), TPB](dg, dh, sg, sh, self.gq, self.hq)
+            self._scale = (sg, sh)
+        return self._scale
+
+    def histograms(self, nodes, g, h):
+        """(len(nodes), total_bins, 2) float64: each node's (sum g, sum h) per bin."""
+        sg, sh = self._quantised(g, h)
+        out = np.empty((len(nodes), self.total_bins, 2))
+        for k, node in enumerate(nodes):
+            b, e = self.seg[node]
+            hist = cuda.device_array((self.total_bins, 2), dtype=np.int64)
+            fill_zero[_blocks(2 * self.total_bins), TPB](hist.reshape(2 * self.total_bins))
+            for d_groups, n_groups, on_chip, shared_bytes in self.launches:
+                grid = (_blocks(e - b, cap=MAX_ROW_BLOCKS), n_groups)
+                hist_group[grid, TPB, 0, shared_bytes](
+                    self.words, self.rows, b, e, self.gq, self.hq, d_groups, self.offsets,
+                    self.bits, self.per_word, on_chip, hist)
+            q = self._down(hist)
+            out[k, :, 0] = q[:, 0] / sg
+            out[k, :, 1] = q[:, 1] / sh
+        return out
+
+    # -- ③ -----------------------------------------------------------------------------------------
+    def partition(self, nodes, features, tables, lefts, rights):
+        n_left = np.zeros(len(nodes), dtype=np.int64)
+        n_right = np.zeros(len(nodes), dtype=np.int64)
+        d_tables = self._up(np.ascontiguousarray(tables, dtype=np.uint8))
+        for k, node in enumerate(nodes):
+            b, e = self.seg.pop(node)
+            m = e - b
+            mid = b
+            if m:
+                nb = _blocks(m)
+                flags = cuda.device_array(m, dtype=np.uint8)
+                counts = cuda.to_device(np.zeros(nb, dtype=np.int64))
+                flag_left[nb, TPB](self.words, self.rows, b, e, int(features[k]), d_tables[k],
+                                   self.bits, self.per_word, flags, counts)
+                c = self._down(counts)
+                n_l = int(c.sum())
+                sizes = np.full(nb, TPB, dtype=np.int64)
+                sizes[-1] = m - TPB * (nb - 1)
+                lpos = b + np.concatenate([[0], np.cumsum(c)[:-1]])
+                rpos = b + n_l + np.concatenate([[0], np.cumsum(sizes - c)[:-1]])
+                scatter[nb, TPB](self.rows, b, e, flags, self._up(lpos), self._up(rpos),
+                                 self.tmp)
+                copy_back[nb, TPB](self.tmp, self.rows, b, e)
+                mid = b + n_l
+            self.seg[lefts[k]] = (b, mid)
+            self.seg[rights[k]] = (mid, e)
+            n_left[k], n_right[k] = mid - b, e - mid
+        return n_left, n_right
+
+    # -- ⑤ -----------------------------------------------------------------------------------------
+    def add_leaf_values(self, leaves, values, pred):
+        """``pred[rows of leaf i] += values[i]`` (the leaves hold every row of the tree)."""
+        begins = np.asarray([self.seg[i][0] for i in leaves], dtype=np.int64)
+        ends = np.asarray([self.seg[i][1] for i in leaves], dtype=np.int64)
+        m = int((ends - begins).max()) if len(leaves) else 0
+        fill_zero[_blocks(self.n_rows), TPB](self.delta)
+        if m:
+            leaf_delta[(_blocks(m, cap=MAX_ROW_BLOCKS), len(leaves)), TPB](
+                self.rows, self._up(begins), self._up(ends),
+                self._up(np.asarray(values, dtype=np.float64)), self.delta)
+        pred += self._down(self.delta)
+
+    def leaf_rows(self, leaf):
+        b, e = self.seg[leaf]
+        return self._down(self.rows[b:e]).astype(np.int64) if e > b else np.zeros(0, np.int64)
+
+    def predict_binned(self, binned_tree, pred):
+        """``pred[i] +=`` row i's leaf value in ``binned_tree``, for every row."""
+        t = binned_tree
+        args = [self._up(np.ascontiguousarray(a)) for a in
+                (t.feature, t.table_offset, t.table, t.left, t.right, t.value)]
+        tree_delta[_blocks(self.n_rows), TPB](self.words, self.bits, self.per_word, *args,
+                                             self.delta)
+        pred += self._down(self.delta)

@@ -1,0 +1,141 @@
+"""device='cuda' boosting (backends/cuda.py): the same trees as the CPU under numba-cuda's
+simulator, bitwise-identical models run after run, and clear errors where it cannot run.
+The simulator runs in a child process (NUMBA_ENABLE_CUDASIM must be set before numba is
+imported); a test on a real GPU runs when one is present."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import hardwood
+
+pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
+
+_SIM_SCRIPT = r"""
+import numpy as np
+import hardwood
+from hardwood.backends.cuda import field_groups, fixed_point_scale, pack_ellpack
+from hardwood.train import grower as G
+
+G.FUSED = False  # the CPU's learner path: the same host code for ② on both devices
+
+
+def same_trees(a, b, what):
+    assert len(a.trees) == len(b.trees), what
+    for ta, tb in zip(a.trees, b.trees):
+        for f in ("feature", "left", "right", "default_left", "is_categorical", "cat_bitsets"):
+            assert np.array_equal(getattr(ta, f), getattr(tb, f)), (what, f)
+        assert np.array_equal(ta.threshold, tb.threshold, equal_nan=True), what
+        np.testing.assert_allclose(ta.value, tb.value, rtol=1e-9, atol=1e-12, err_msg=what)
+
+
+# the layout helpers
+B = np.random.default_rng(1).integers(0, 13, size=(7, 9)).astype(np.uint8)
+words, bits, per = pack_ellpack(B, np.full(9, 13))
+assert bits == 4 and per == 8 and words.shape == (7, 2)
+for j in range(9):
+    assert np.array_equal((words[:, j // per] >> (bits * (j % per))) & 15, B[:, j])
+groups, shared = field_groups(np.array([0, 3, 6, 10, 30, 31]), limit=8)
+assert groups.tolist() == [[0, 2, 0, 6], [2, 3, 6, 10], [3, 4, 10, 30], [4, 5, 30, 31]]
+assert shared == [True, True, False, True]  # the 20-bin field alone, in global memory
+assert fixed_point_scale(np.array([0.0]), 10) == 1.0
+s = fixed_point_scale(np.array([-3.0, 1.0]), 1000)
+assert 1000 * 3.0 * s < 2.0 ** 62
+
+rng = np.random.default_rng(0)
+n = 160
+X = rng.normal(size=(n, 5))
+X[rng.random((n, 5)) < 0.1] = np.nan  # missing values: learned default directions
+X[:, 4] = rng.integers(0, 6, n)
+y = np.nan_to_num(X[:, 0]) + (X[:, 4] == 2) * 1.5 + rng.normal(size=n) * 0.1
+ds = hardwood.Dataset(X, y, categorical_features=[4], max_bin=32)
+yb = (y > np.median(y)).astype(float)
+dsb = hardwood.Dataset(X, yb, categorical_features=[4], max_bin=32)
+ym = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(float)
+dsm = hardwood.Dataset(X, ym, categorical_features=[4], max_bin=32)
+cases = [
+    ("regression", {"max_depth": 3, "max_cat_to_onehot": 1}, ds),
+    ("binary", {"objective": "binary:logistic", "max_depth": 3}, dsb),
+    ("multiclass", {"objective": "multi:softprob", "num_class": 3, "max_depth": 2}, dsm),
+    ("lossguide, sampled", {"grow_policy": "lossguide", "max_leaves": 6, "subsample": 0.6,
+                            "max_depth": 0}, ds),
+    ("mvs", {"max_depth": 3, "sampling_method": "mvs", "subsample": 0.5}, ds),
+    ("absolute error", {"objective": "reg:absoluteerror", "max_depth": 2}, ds),
+]
+for what, p, data in cases:
+    a = hardwood.train(p, data, 2)
+    b = hardwood.train({**p, "device": "cuda"}, data, 2)
+    same_trees(a, b, what)
+    prof = b.training_profile
+    assert prof["h2d_bytes"] > 0 and prof["d2h_bytes"] > 0, prof
+    print("same trees:", what)
+c = hardwood.train({**cases[0][1], "device": "cuda"}, ds, 2)
+assert hardwood.train({**cases[0][1], "device": "cuda"}, ds, 2).trees[-1].value.tobytes() \
+    == c.trees[-1].value.tobytes()
+print("bitwise run after run")
+est = hardwood.GBDTRegressor(n_estimators=2, max_depth=2, device="cuda").fit(X[:, :4], y)
+ref = hardwood.GBDTRegressor(n_estimators=2, max_depth=2).fit(X[:, :4], y)
+np.testing.assert_allclose(est.predict(X[:, :4]), ref.predict(X[:, :4]), rtol=1e-9)
+print("estimator ok")
+"""
+
+
+def _run(script, env_extra, timeout=600):
+    env = dict(os.environ, **env_extra)
+    return subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env=env, timeout=timeout)
+
+
+def test_cuda_boosting_equals_cpu_under_the_simulator():
+    p = _run(_SIM_SCRIPT, {"NUMBA_ENABLE_CUDASIM": "1"})
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+    assert "bitwise run after run" in p.stdout and "estimator ok" in p.stdout
+
+
+def test_cuda_without_a_gpu_is_a_clear_error():
+    from hardwood.backends.forest_cuda import cuda_available
+
+    if cuda_available()[0]:
+        pytest.skip("a GPU (or the simulator) is present")
+    X = np.random.default_rng(0).normal(size=(50, 3))
+    with pytest.raises(RuntimeError, match="device='cuda': no CUDA GPU"):
+        hardwood.train({"device": "cuda"}, hardwood.Dataset(X, X[:, 0]), 1)
+
+
+def test_cuda_refuses_pages_on_disk(tmp_path):
+    X = np.random.default_rng(0).normal(size=(200, 3)).astype(np.float32)
+    ds = hardwood.Dataset.from_batches(lambda: iter([(X, X[:, 0])]), str(tmp_path))
+    with pytest.raises(ValueError, match="device='cuda' trains a Dataset held in memory"):
+        hardwood.train({"device": "cuda"}, ds, 1)
+
+
+_GPU_SCRIPT = r"""
+import numpy as np
+import hardwood
+from sklearn.datasets import make_classification
+X, y = make_classification(1_000_000, 28, n_informative=14, random_state=0)
+ds = hardwood.Dataset(X.astype(np.float32), y)
+p = {"objective": "binary:logistic", "max_depth": 6, "learning_rate": 0.1}
+a = hardwood.train(p, ds, 20)
+b = hardwood.train({**p, "device": "cuda"}, ds, 20)
+same = sum(np.array_equal(s.feature, t.feature) for s, t in zip(a.trees, b.trees))
+d = np.abs(a.predict(X[:20000]) - b.predict(X[:20000])).max()
+print("trees with the same splits:", same, "of", len(a.trees), "max |p_cpu - p_gpu|:", d)
+assert same >= len(a.trees) - 2 and d < 1e-3
+"""
+
+
+def test_cuda_boosting_on_a_real_gpu():
+    from numba import cuda
+
+    try:
+        if not cuda.is_available() or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
+            pytest.skip("no CUDA GPU")
+    except Exception:  # pragma: no cover
+        pytest.skip("CUDA is not usable")
+    p = _run(_GPU_SCRIPT, {}, timeout=1200)
+    assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]

@@ -73,6 +73,19 @@ for what, p, data in cases:
     prof = b.training_profile
     assert prof["h2d_bytes"] > 0 and prof["d2h_bytes"] > 0, prof
     print("same trees:", what)
+# out of core (the paper's Algorithm 7 on the GPU): each round's sample, gathered from the
+# pages on disk, grows on the device; the pages stream on the CPU for the update
+import tempfile
+Xf = np.round(X[:, :4], 1).astype(np.float32)  # few values: exact sketches, in-core bins
+disk = hardwood.Dataset.from_batches(lambda: iter([(Xf[:80], y[:80]), (Xf[80:], y[80:])]),
+                                     tempfile.mkdtemp(), page_bytes=600)
+assert len(disk.pages_on_disk[0]) > 1
+p = {"max_depth": 2, "sampling_method": "mvs", "subsample": 0.5}
+a = hardwood.train(p, disk, 2)
+b = hardwood.train({**p, "device": "cuda"}, disk, 2)
+same_trees(a, b, "out of core, mvs")
+assert b.training_profile["h2d_bytes"] > 0
+print("same trees: out of core")
 c = hardwood.train({**cases[0][1], "device": "cuda"}, ds, 2)
 assert hardwood.train({**cases[0][1], "device": "cuda"}, ds, 2).trees[-1].value.tobytes() \
     == c.trees[-1].value.tobytes()
@@ -106,11 +119,15 @@ def test_cuda_without_a_gpu_is_a_clear_error():
         hardwood.train({"device": "cuda"}, hardwood.Dataset(X, X[:, 0]), 1)
 
 
-def test_cuda_refuses_pages_on_disk(tmp_path):
+def test_cuda_on_pages_on_disk_without_a_gpu_is_a_clear_error(tmp_path):
+    from hardwood.backends.forest_cuda import cuda_available
+
+    if cuda_available()[0]:
+        pytest.skip("a GPU (or the simulator) is present")
     X = np.random.default_rng(0).normal(size=(200, 3)).astype(np.float32)
     ds = hardwood.Dataset.from_batches(lambda: iter([(X, X[:, 0])]), str(tmp_path))
-    with pytest.raises(ValueError, match="device='cuda' trains a Dataset held in memory"):
-        hardwood.train({"device": "cuda"}, ds, 1)
+    with pytest.raises(RuntimeError, match="device='cuda': no CUDA GPU"):
+        hardwood.train({"device": "cuda", "sampling_method": "mvs", "subsample": 0.5}, ds, 1)
 
 
 _GPU_SCRIPT = r"""

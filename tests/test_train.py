@@ -213,7 +213,7 @@ def test_feature_importances():
     ({"learning_rate": 0}, "learning_rate"), ({"max_depht": 3}, "max_depth"),
     ({"grow_policy": "best"}, "grow_policy"), ({"subsample": 1.5}, "subsample"),
     ({"objective": "rank:foo"}, "objective"), ({"eval_metric": "nope"}, "eval_metric"),
-    ({"max_bin": 64}, "max_bin"), ({"device": "cuda"}, "cuda"),
+    ({"max_bin": 64}, "max_bin"), ({"device": "tpu"}, "device must be .cpu. or .cuda."),
     ({"objective": "reg:squarederror", "eval_metric": "auc"}, "auc")])
 def test_bad_params_name_the_problem(params, match):
     X, y = _data(n=200)

@@ -193,14 +193,17 @@ class CudaPages:
     in_core = True  # the rows are in memory (the device's): no gather of a sample
     n_pages = 1
 
-    def __init__(self, bins_row, offsets):
+    def __init__(self, bins_row, offsets, transfers=None):
+        """``bins_row``: (n, d) bins; ``offsets``: the fields' first bins (d + 1);
+        ``transfers``: a dict whose ``h2d_bytes`` and ``d2h_bytes`` count the copies (a new
+        one by default)."""
         ok, why = cuda_available()
         if not ok:
             raise RuntimeError(f"device='cuda': {why}")
         offsets = np.asarray(offsets, dtype=np.int64)
         self.n_rows, self.d = bins_row.shape
         self.total_bins = int(offsets[-1])
-        self.transfers = {"h2d_bytes": 0, "d2h_bytes": 0}
+        self.transfers = {"h2d_bytes": 0, "d2h_bytes": 0} if transfers is None else transfers
         words, self.bits, self.per_word = pack_ellpack(bins_row, np.diff(offsets))
         self.words = self._up(words)
         self.offsets = self._up(offsets[:-1].copy())

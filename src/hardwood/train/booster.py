@@ -92,7 +92,11 @@ class Booster:
             paged = train_set.pages_on_disk is not None  # Dataset.from_batches: on disk
             on_gpu = p["device"] == "cuda"
             self.backend = None if paged or on_gpu else make_backend(p["backend"], train_set)
-            if on_gpu:
+            self._transfers_total = None  # on pages on disk with device='cuda'
+            if on_gpu and paged:
+                _check_cuda()
+                self._transfers_total = {"h2d_bytes": 0, "d2h_bytes": 0}
+            if on_gpu and not paged:
                 self.pages = _cuda_pages(train_set, pages)
             elif paged:
                 if pages is not None:
@@ -219,9 +223,16 @@ class Booster:
 
         t0 = time.perf_counter()
         bins_row, bins_col = self.pages.gather(rows)
-        be = CPUBackend(bins_row, bins_col, self.train_set.bin_mapper.offsets)
-        grower = Grower(be, RowPages(be, rows.size), self.train_set.bin_mapper, self.grower.p,
-                        self.profile, self.grower.rng)
+        offsets = self.train_set.bin_mapper.offsets
+        if self.params["device"] == "cuda":  # the sample grows on the GPU
+            from ..backends.cuda import CudaPages
+
+            be, pages = None, CudaPages(bins_row, offsets, self._transfers_total)
+        else:
+            be = CPUBackend(bins_row, bins_col, offsets)
+            pages = RowPages(be, rows.size)
+        grower = Grower(be, pages, self.train_set.bin_mapper, self.grower.p, self.profile,
+                        self.grower.rng)
         grower.trees_left = self.grower.trees_left
         self.grower.trees_left = max(0, self.grower.trees_left - K)
         self.profile.add("other", t0)
@@ -258,7 +269,10 @@ class Booster:
         prof["total"] = total
         prof["other"] = max(0.0, total - sum(v for k, v in prof.items()
                                              if k not in ("other", "total")))
-        prof.update(getattr(self.pages, "transfers", {}))  # device="cuda": bytes copied
+        # device="cuda": the bytes copied between host and device
+        transfers = getattr(self.pages, "transfers", None) or self._transfers_total
+        if transfers:
+            prof.update(transfers)
         return prof
 
 
@@ -295,11 +309,18 @@ def _stored_pages(train_set, paths=None, key=None):
                      key)
 
 
+def _check_cuda():
+    from ..backends.forest_cuda import cuda_available
+
+    ok, why = cuda_available()
+    if not ok:
+        raise RuntimeError(f"device='cuda': {why}")
+
+
 def _cuda_pages(train_set, pages):
-    """device='cuda': the rows as one page on the GPU (``backends/cuda.py``)."""
-    if train_set.pages_on_disk is not None:
-        raise ValueError("device='cuda' trains a Dataset held in memory; a Dataset on disk "
-                         "pages (from_batches, from_files) trains on the CPU for now")
+    """device='cuda': the rows as one page on the GPU (``backends/cuda.py``). (A Dataset on
+    disk pages stays there: each sampled round's sample grows on the GPU, see
+    ``Booster._compacted``; unsampled rounds stream the pages on the CPU.)"""
     if pages is not None:
         raise ValueError("device='cuda' keeps the rows in one page on the GPU; the pages "
                          "parameter does not apply")

@@ -77,22 +77,41 @@ def _absolute(feature, left, right, cat_offset, roots, woff):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def goes_left(x, node, feature, threshold, default_left, is_cat, cat_offset, bitsets,
+              n_categories):
+    """Whether row ``x`` goes left at internal node ``node``: the split rule of every walk.
+    NaN follows the default direction; a categorical code goes left when its bit is set, and
+    a code below 0 or at or beyond the field's category count follows the default direction;
+    a number goes left when ``x <= threshold``."""
+    f = feature[node]
+    v = x[f]
+    if np.isnan(v):
+        return default_left[node]
+    if is_cat[node]:
+        c = np.int64(v)
+        if c < 0 or c >= n_categories[f]:
+            return default_left[node]
+        return (bitsets[cat_offset[node] + (c >> 5)] >> np.uint32(c & 31)) & np.uint32(1) == 1
+    return v <= threshold[node]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def goes_left_numeric(v, threshold, default_left):
+    """:func:`goes_left` at a numeric split, given the row's value ``v``, without branches
+    (NaN compares false and takes ``default_left``): for loops that visit every split, where a
+    branch on the data is mispredicted half the time."""
+    return (v <= threshold) | (np.isnan(v) & default_left)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _leaf_of(x, node, feature, threshold, left, right, default_left, is_cat, cat_offset,
              bitsets, n_categories):
     while feature[node] >= 0:
-        f = feature[node]
-        v = x[f]
-        if np.isnan(v):
-            go_left = default_left[node]
-        elif is_cat[node]:
-            c = np.int64(v)
-            if c < 0 or c >= n_categories[f]:
-                go_left = default_left[node]
-            else:
-                go_left = (bitsets[cat_offset[node] + (c >> 5)] >> np.uint32(c & 31)) & np.uint32(1) == 1
+        if goes_left(x, node, feature, threshold, default_left, is_cat, cat_offset, bitsets,
+                     n_categories):
+            node = left[node]
         else:
-            go_left = v <= threshold[node]
-        node = left[node] if go_left else right[node]
+            node = right[node]
     return node
 
 

@@ -16,6 +16,8 @@ FORBIDDEN = {
     "hardwood.model": ("hardwood.train", "hardwood.backends", *ESTIMATORS),
     "hardwood.data": ("hardwood.train", "hardwood.backends", *ESTIMATORS),
     "hardwood.importers": ("hardwood.train", "hardwood.backends", *ESTIMATORS),
+    "hardwood.explain": ("hardwood.train", "hardwood.backends", "hardwood.model",
+                         *ESTIMATORS),
 }
 
 

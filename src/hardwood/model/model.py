@@ -6,12 +6,14 @@ import numbers
 import numpy as np
 
 from ..data.convert import FeatureInfo, to_float_matrix
+from ..explain import treeshap
 from ..parallel import guard
 from ..objectives import transform_margin
 from ..predict.naive import pack, predict_leaf, predict_raw
 from .tree import Tree
 
-OUTPUTS = ("value", "raw", "leaf")
+OUTPUTS = ("value", "raw", "leaf", "contrib", "interaction")
+SHAP_OUTPUTS = ("contrib", "interaction")
 IMPORTANCE_KINDS = ("gain", "weight", "cover", "total_gain", "total_cover")
 
 
@@ -52,6 +54,7 @@ class Model:
         self.training_profile = training_profile or {}
         self._packed = None  # (trees version, packed arrays)
         self._compiled = {}  # (runtime, tree range) -> compiled model, for one trees version
+        self._shap = None  # (trees version, TreeSHAP's paths and tables)
 
     # -- basic facts ----------------------------------------------------------------
     @property
@@ -81,6 +84,7 @@ class Model:
         state = dict(self.__dict__)
         state["_packed"] = None
         state["_compiled"] = {}
+        state["_shap"] = None
         return state
 
     def __setstate__(self, state):
@@ -101,6 +105,17 @@ class Model:
         if cached is None or cached[0] != version:
             cached = self._packed = (version, pack(self.trees, self.tree_group,
                                                    self.info.n_categories))
+        return cached[1]
+
+    def shap_data(self):
+        """TreeSHAP's paths and tables (``explain.treeshap.prepare``), built on first use and
+        kept for this trees version; ``ValueError`` if a node lacks cover."""
+        version = self._trees_version()
+        cached = self.__dict__.get("_shap")
+        if cached is None or cached[0] != version:
+            cover = (np.concatenate([t.cover for t in self.trees]).astype(np.float64)
+                     if self.trees else np.zeros(0))
+            cached = self._shap = (version, treeshap.prepare(self.packed(), cover))
         return cached[1]
 
     def tree_range(self, iteration_range):
@@ -136,14 +151,24 @@ class Model:
         """Predict for the rows of ``X``.
 
         output : 'value' (probabilities for classification, the prediction for regression),
-                 'raw' (margins) or 'leaf' (leaf index of each tree, shape (n, n_trees)).
+                 'raw' (margins), 'leaf' (leaf index of each tree, shape (n, n_trees)),
+                 'contrib' (exact path-dependent TreeSHAP values, shape (n, n_features + 1)
+                 with the bias, base score included, in the last column; (n, n_outputs,
+                 n_features + 1) for several outputs; each row sums to the raw margin, as
+                 XGBoost's ``pred_contribs``) or 'interaction' (SHAP interaction values,
+                 shape (n, n_features + 1, n_features + 1), per output as above; each row of
+                 a matrix sums to that feature's 'contrib', as XGBoost's
+                 ``pred_interactions``). TreeSHAP weights each split by its nodes' cover and
+                 raises ``ValueError`` on a model without it.
         runtime : None (the reference walk), or a runtime of ``hardwood.compile`` ('auto',
                   'struct+', 'vpred', ...). The compiled layout is kept on the model, so only
                   the first call pays for it; every runtime gives the same output up to float
-                  rounding.
+                  rounding. 'contrib' and 'interaction' have their own kernel and ignore it.
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+        if output in SHAP_OUTPUTS:
+            return self._shap_values(X, output, iteration_range)
         if runtime is not None:
             version = self._trees_version()
             cache = self.__dict__.get("_compiled")
@@ -166,6 +191,14 @@ class Model:
         if output == "raw":
             return margin[:, 0] if self.n_outputs == 1 else margin
         return transform_margin(self.objective, margin)
+
+    def _shap_values(self, X, output, iteration_range):
+        mat = self.prepare(X)
+        t0, t1 = self.tree_range(iteration_range)
+        data = self.shap_data()
+        explain = treeshap.contributions if output == "contrib" else treeshap.interactions
+        with guard():  # parallel kernels (hardwood.parallel)
+            return explain(data, mat, t0, t1, self.base_score, self.n_outputs)
 
     # -- importances ----------------------------------------------------------------
     def feature_importances(self, kind="gain"):

@@ -215,6 +215,15 @@ class TreeBuilder:
                                cover=self.cover[i], count=self.count[i])
         return mapping[root]
 
+    def scale_cover(self, root, factor):
+        """Multiply the cover of every node under ``root`` (itself included) by ``factor``."""
+        stack = [root]
+        while stack:
+            i = stack.pop()
+            self.cover[i] *= factor
+            if self.feature[i] >= 0:
+                stack += [self.left[i], self.right[i]]
+
     def finish(self, root, n_categories) -> Tree:
         n = len(self.feature)
         if not 0 <= root < n:

@@ -11,6 +11,10 @@ LightGBM sends ``x <= threshold`` left in float64, as hardwood does. Missing val
 Categorical splits hold the categories that go left as a bitset; NaN, negative and unknown
 categories go right.
 
+Cover: the model file records each node's sample count (``internal_count``, ``leaf_count``),
+the weight of LightGBM's own TreeSHAP (``pred_contrib``); it becomes both ``count`` and
+``cover``.
+
 Random forests (``boosting='rf'``, marked by the bare ``average_output`` line of the model
 text) predict the objective's transform of the *mean* of their iterations (per class).
 hardwood predicts the transform of a sum of leaves, so every leaf value is scaled by
@@ -367,12 +371,14 @@ def _convert_tree(p, ti, n_cats, scale):
     m = n_leaves - 1
     if m == 0:
         b.reserve(1)
-        b.set_leaf(0, leaf_value[0], count=int(p["leaf_count"][0]))
+        b.set_leaf(0, leaf_value[0], count=int(p["leaf_count"][0]),
+                   cover=float(p["leaf_count"][0]))
         return b.finish(0, n_cats)
     # internal node k -> builder id k; leaf l -> builder id m + l
     b.reserve(m + n_leaves)
     for leaf in range(n_leaves):
-        b.set_leaf(m + leaf, leaf_value[leaf], count=int(p["leaf_count"][leaf]))
+        b.set_leaf(m + leaf, leaf_value[leaf], count=int(p["leaf_count"][leaf]),
+                   cover=float(p["leaf_count"][leaf]))
 
     def child(c):
         c = int(c)
@@ -405,7 +411,7 @@ def _convert_tree(p, ti, n_cats, scale):
         gain, count = float(p["split_gain"][k]), int(p["internal_count"][k])
         if dt & 1:
             b.set_split(k, f, 0.0, False, lc, rc, cat_words=p["cat_words"][k], gain=gain,
-                        count=count)
+                        count=count, cover=count)
             continue
         thr = float(p["threshold"][k])
         if np.isnan(thr):
@@ -413,19 +419,19 @@ def _convert_tree(p, ti, n_cats, scale):
         default_left = bool(dt & 2)
         missing = (dt >> 2) & 3
         if missing == 0:  # None: NaN -> 0.0
-            b.set_split(k, f, thr, 0.0 <= thr, lc, rc, gain=gain, count=count)
+            b.set_split(k, f, thr, 0.0 <= thr, lc, rc, gain=gain, count=count, cover=count)
         elif missing == 2:  # NaN
-            b.set_split(k, f, thr, default_left, lc, rc, gain=gain, count=count)
+            b.set_split(k, f, thr, default_left, lc, rc, gain=gain, count=count, cover=count)
         else:  # Zero: NaN and [-ZERO, ZERO] -> default side
             if default_left and thr >= ZERO:
-                b.set_split(k, f, thr, True, lc, rc, gain=gain, count=count)
+                b.set_split(k, f, thr, True, lc, rc, gain=gain, count=count, cover=count)
             elif default_left and thr >= -ZERO:
-                b.set_split(k, f, ZERO, True, lc, rc, gain=gain, count=count)
+                b.set_split(k, f, ZERO, True, lc, rc, gain=gain, count=count, cover=count)
             elif not default_left and thr < -ZERO:
-                b.set_split(k, f, thr, False, lc, rc, gain=gain, count=count)
+                b.set_split(k, f, thr, False, lc, rc, gain=gain, count=count, cover=count)
             elif not default_left and thr < ZERO:
                 b.set_split(k, f, float(np.nextafter(-ZERO, -np.inf)), False, lc, rc,
-                            gain=gain, count=count)
+                            gain=gain, count=count, cover=count)
             else:
                 fixups.append((k, f, thr, default_left, lc, rc, gain, count))
     # expand the deepest first, so that copies hold finished subtrees
@@ -441,14 +447,19 @@ def _convert_tree(p, ti, n_cats, scale):
                       f"than {MAX_NODES_PER_TREE}")
     for k, f, thr, default_left, lc, rc, gain, count in fixups:
         lc2, rc2 = b.copy_subtree(lc), b.copy_subtree(rc)
+        # Cover (the sample count, which TreeSHAP weights by): the two halves share the
+        # node's count, each subtree below scaled alike, so that every split keeps LightGBM's
+        # ratios and each original leaf its weight, split between its two copies.
+        for c in (lc, rc, lc2, rc2):
+            b.scale_cover(c, 0.5)
+        half = dict(gain=gain, count=count, cover=count / 2)
         if default_left:  # thr < -ZERO: (-inf, thr] L, (thr, -ZERO) R, band+NaN L, (ZERO, inf) R
-            lo = b.split(f, thr, False, lc, rc, gain=gain, count=count)
-            hi = b.split(f, ZERO, True, lc2, rc2, gain=gain, count=count)
+            lo = b.split(f, thr, False, lc, rc, **half)
+            hi = b.split(f, ZERO, True, lc2, rc2, **half)
             b.set_split(k, f, float(np.nextafter(-ZERO, -np.inf)), False, lo, hi, gain=gain,
-                        count=count)
+                        count=count, cover=count)
         else:  # thr >= ZERO: (-inf, -ZERO) L, band+NaN R, (ZERO, thr] L, (thr, inf) R
-            lo = b.split(f, float(np.nextafter(-ZERO, -np.inf)), False, lc, rc, gain=gain,
-                         count=count)
-            hi = b.split(f, thr, False, lc2, rc2, gain=gain, count=count)
-            b.set_split(k, f, ZERO, False, lo, hi, gain=gain, count=count)
+            lo = b.split(f, float(np.nextafter(-ZERO, -np.inf)), False, lc, rc, **half)
+            hi = b.split(f, thr, False, lc2, rc2, **half)
+            b.set_split(k, f, ZERO, False, lo, hi, gain=gain, count=count, cover=count)
     return b.finish(0, n_cats)

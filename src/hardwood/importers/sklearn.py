@@ -7,6 +7,9 @@
   output, one column per class, is the probability itself).
 * ``HistGradientBoosting*`` compare in float64; categorical features (ordinal-encoded by the
   estimator) keep the estimator's category lists, so pandas input is coded the same way.
+
+Cover (TreeSHAP's weight): the trees' ``weighted_n_node_samples``; ``HistGradientBoosting*``
+nodes keep only a sample count, which becomes the cover.
 """
 from __future__ import annotations
 
@@ -191,7 +194,7 @@ def _convert_hgb_tree(pred, perm, n_features, n_cats, what):
     for i in range(m):
         nd = nodes[i]
         if nd["is_leaf"]:
-            b.set_leaf(i, float(nd["value"]), count=int(nd["count"]))
+            b.set_leaf(i, float(nd["value"]), count=int(nd["count"]), cover=float(nd["count"]))
             continue
         p = int(nd["feature_idx"])
         if not 0 <= p < n_features:
@@ -208,12 +211,13 @@ def _convert_hgb_tree(pred, perm, n_features, n_cats, what):
             mask = np.zeros(kc, dtype=bool)
             mask[codes] = (bits[bi, codes >> 5] >> (codes & 31).astype(np.uint32)) & 1 == 1
             b.set_split(i, f, 0.0, mgl, lc, rc, cat_left=mask, gain=float(nd["gain"]),
-                        count=int(nd["count"]))
+                        count=int(nd["count"]), cover=float(nd["count"]))
         else:
             thr = float(nd["num_threshold"])
             if np.isnan(thr):
                 fail(LIB, f"{what}: node {i} has a NaN threshold")
-            b.set_split(i, f, thr, mgl, lc, rc, gain=float(nd["gain"]), count=int(nd["count"]))
+            b.set_split(i, f, thr, mgl, lc, rc, gain=float(nd["gain"]), count=int(nd["count"]),
+                        cover=float(nd["count"]))
     return b.finish(0, n_cats)
 
 

@@ -21,8 +21,9 @@ import os
 
 import numpy as np
 
-from .readers import (ColumnTypeError, _check_file, _find_bad_libsvm_line, _finish_frame,
-                      _line_locator, _need, _split_ext, _sniff_delimiter, detect_format)
+from .readers import (ColumnTypeError, check_file, detect_format, find_bad_libsvm_line,
+                      finish_frame, libsvm_line_problem, line_locator, need, sniff_delimiter,
+                      split_ext)
 
 BATCH_ROWS = 100_000  # CSV rows and LibSVM lines per batch
 
@@ -52,7 +53,7 @@ def expand_paths(paths) -> list:
         else:
             out.append(p)
     for p in out:
-        _check_file(p)
+        check_file(p)
     return out
 
 
@@ -98,7 +99,7 @@ class FileBatches:
 
     # -- Parquet ---------------------------------------------------------------------------
     def _parquet(self, path):
-        _need("pyarrow", "Parquet", "arrow")
+        need("pyarrow", "Parquet", "arrow")
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -141,7 +142,7 @@ class FileBatches:
 
     @staticmethod
     def _parquet_file(path):
-        _need("pyarrow", "Parquet", "arrow")
+        need("pyarrow", "Parquet", "arrow")
         import pyarrow as pa
         import pyarrow.parquet as pq
 
@@ -185,8 +186,8 @@ class FileBatches:
     # -- CSV -------------------------------------------------------------------------------
     @staticmethod
     def _csv_options(path):
-        ext, comp = _split_ext(path)
-        sep = {".csv": ",", ".tsv": "\t"}.get(ext) or _sniff_delimiter(path, comp)
+        ext, comp = split_ext(path)
+        sep = {".csv": ",", ".tsv": "\t"}.get(ext) or sniff_delimiter(path, comp)
         kw = dict(sep=sep, header=0)
         if sep == r"\s+":
             kw["engine"] = "python"
@@ -194,7 +195,7 @@ class FileBatches:
 
     def _csv_header(self, path):
         """The feature columns of a CSV file's header (the label and weight named there)."""
-        pd = _need("pandas", "CSV", "pandas")
+        pd = need("pandas", "CSV", "pandas")
         kw, _ = self._csv_options(path)
         try:
             cols = [str(c) for c in pd.read_csv(path, nrows=0, **kw).columns]
@@ -227,11 +228,11 @@ class FileBatches:
         return names
 
     def _csv(self, path):
-        pd = _need("pandas", "CSV", "pandas")
+        pd = need("pandas", "CSV", "pandas")
         self._csv_header(path)
         kw, comp = self._csv_options(path)
         sep = kw["sep"]
-        locate = _line_locator(path, comp, sep, True)
+        locate = line_locator(path, comp, sep, True)
         start = 0
         try:
             reader = pd.read_csv(path, chunksize=self.batch_rows, **kw)
@@ -255,10 +256,10 @@ class FileBatches:
             return {r: found[r + start] for r in rows if r + start in found}
 
         try:
-            X, y, _ = _finish_frame(chunk, self.label, path, numeric=self.names, infer=False,
+            X, y, _ = finish_frame(chunk, self.label, path, numeric=self.names, infer=False,
                                     locate=shifted)
             if w is not None:
-                w, _, _ = _finish_frame(w.to_frame(), None, path, numeric=[self.weight])
+                w, _, _ = finish_frame(w.to_frame(), None, path, numeric=[self.weight])
                 w = w.iloc[:, 0].to_numpy(dtype=np.float64)
         except ColumnTypeError as e:
             cells = [(row + start, line, text) for row, line, text in e.cells]
@@ -314,7 +315,7 @@ class FileBatches:
         import bz2
         import lzma
 
-        opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(_split_ext(path)[1],
+        opener = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}.get(split_ext(path)[1],
                                                                            open)
         try:
             with opener(path, "rb") as fh:
@@ -332,12 +333,10 @@ class FileBatches:
     @staticmethod
     def _libsvm_error(path, start, text, err):
         for k, line in enumerate(text.decode("utf-8", "replace").splitlines()):
-            from .readers import _libsvm_line_problem
-
-            problem = _libsvm_line_problem(line)
+            problem = libsvm_line_problem(line)
             if problem:
                 raise ValueError(f"malformed LibSVM file {path!r}: line {start + k}: {problem}") \
                     from None
-        where = _find_bad_libsvm_line(path)
+        where = find_bad_libsvm_line(path)
         detail = f"line {where[0]}: {where[1]}" if where else " ".join(str(err).split())
         raise ValueError(f"malformed LibSVM file {path!r}: {detail}") from None

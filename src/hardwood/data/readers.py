@@ -43,7 +43,7 @@ _SNIFF_DELIMITERS = ",\t;| "
 
 
 # -- format and file checks ----------------------------------------------------------------
-def _split_ext(path: str):
+def split_ext(path: str):
     """Lower-case data extension of ``path`` (compression suffix removed) and that suffix."""
     base = os.path.basename(path).lower()
     comp = ""
@@ -63,7 +63,7 @@ def detect_format(path, fmt=None) -> str:
             raise ValueError(f"unknown data format {fmt!r} for {path!r}; expected one of "
                              f"{sorted(set(_FMT_ALIASES))}")
         return _FMT_ALIASES[fmt.lower()]
-    ext, _ = _split_ext(path)
+    ext, _ = split_ext(path)
     if ext not in _EXTENSIONS:
         known = ", ".join(sorted(_EXTENSIONS))
         raise ValueError(f"cannot tell the format of {path!r} from its extension "
@@ -72,7 +72,7 @@ def detect_format(path, fmt=None) -> str:
     return _EXTENSIONS[ext]
 
 
-def _check_file(path: str):
+def check_file(path: str):
     if not os.path.exists(path):
         raise FileNotFoundError(f"no such data file: {path!r}")
     if os.path.isdir(path):
@@ -81,7 +81,7 @@ def _check_file(path: str):
         raise ValueError(f"data file {path!r} is empty")
 
 
-def _need(module: str, what: str, extra: str):
+def need(module: str, what: str, extra: str):
     try:
         return __import__(module)
     except ImportError:
@@ -150,7 +150,7 @@ def _parse_cells(s):
     other than strings and numbers (booleans, lists): left alone."""
     import numbers as _n
 
-    pd = _need("pandas", "CSV/Parquet", "pandas")
+    pd = need("pandas", "CSV/Parquet", "pandas")
     if isinstance(s.dtype, pd.CategoricalDtype):
         s = s.astype(object)
     codes, uniques = pd.factorize(s, use_na_sentinel=True)
@@ -188,7 +188,7 @@ def _type_columns(df, path, *, categorical=None, numeric=None, infer=True, locat
     """Give the text columns of ``df`` their type by the rule of :func:`read_csv`; raises
     ColumnTypeError for a column that mixes numbers and text. ``locate(rows)`` maps 0-based
     data rows to file lines (or None)."""
-    pd = _need("pandas", "CSV/Parquet", "pandas")
+    pd = need("pandas", "CSV/Parquet", "pandas")
     declared_cat = {str(c) for c in (categorical or ())}
     declared_num = {str(c) for c in (numeric or ())}
     for c in list(df.columns):
@@ -244,12 +244,12 @@ def _label_position(columns: list, label, path: str) -> int:
     return idx % n
 
 
-def _finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=False,
+def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=False,
                   locate=None, feature_names=None):
     """Take the label out, type the text columns (:func:`_type_columns`), string columns ->
     category. ``feature_names(n)``: names for the feature columns (a file without a header).
     Returns (X, y, names)."""
-    pd = _need("pandas", "CSV/Parquet", "pandas")
+    pd = need("pandas", "CSV/Parquet", "pandas")
     if df.shape[1] == 0:
         raise ValueError(f"data file {path!r} has no columns")
     if df.shape[0] == 0:
@@ -322,7 +322,7 @@ def _open_text(path: str, compression: str):
     return open(path, "r", encoding="utf-8", errors="replace", newline="")
 
 
-def _sniff_delimiter(path: str, compression: str) -> str:
+def sniff_delimiter(path: str, compression: str) -> str:
     fh = _open_text(path, compression)
     if fh is None:  # .zst/.zip: leave it to pandas' default
         return ","
@@ -348,7 +348,7 @@ def _sniff_delimiter(path: str, compression: str) -> str:
     return ","
 
 
-def _line_locator(path: str, compression: str, sep: str, header: bool):
+def line_locator(path: str, compression: str, sep: str, header: bool):
     """A function mapping 0-based data rows to the file's 1-based line numbers (for error
     messages), or None when the file cannot be reread as text. Blank lines are skipped as
     pandas skips them; a quoted field may span lines (the line is where the row starts)."""
@@ -410,12 +410,12 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
     infer : False: columns in neither list are not checked (text stays categories), as
         for a model's extra columns at prediction time.
     """
-    pd = _need("pandas", "CSV", "pandas")
+    pd = need("pandas", "CSV", "pandas")
     path = os.fspath(path)
-    _check_file(path)
-    ext, comp = _split_ext(path)
+    check_file(path)
+    ext, comp = split_ext(path)
     if sep is None:
-        sep = {".csv": ",", ".tsv": "\t"}.get(ext) or _sniff_delimiter(path, comp)
+        sep = {".csv": ",", ".tsv": "\t"}.get(ext) or sniff_delimiter(path, comp)
     kw = dict(sep=sep, header=0 if header else None)
     if sep == r"\s+":
         kw["engine"] = "python"
@@ -434,8 +434,8 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
             raise ValueError(f"label {label!r} is a column name, but {path!r} is read without a "
                              "header row; give the label column's index")
     names = (lambda n: [f"f{i}" for i in range(n)]) if not header else None
-    X, y, _ = _finish_frame(df, label, path, categorical=categorical, numeric=numeric,
-                            infer=infer, locate=_line_locator(path, comp, sep, header),
+    X, y, _ = finish_frame(df, label, path, categorical=categorical, numeric=numeric,
+                            infer=infer, locate=line_locator(path, comp, sep, header),
                             feature_names=names)
     return X, y, list(X.columns)
 
@@ -446,13 +446,13 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
     columns become categories); a column in ``numeric`` that holds strings must parse as
     numbers in every cell (else :class:`ColumnTypeError`), one in ``categorical`` is left
     as it is."""
-    _need("pandas", "Parquet", "pandas")
-    _need("pyarrow", "Parquet", "arrow")
+    need("pandas", "Parquet", "pandas")
+    need("pyarrow", "Parquet", "arrow")
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     path = os.fspath(path)
-    _check_file(path)
+    check_file(path)
     try:
         table = pq.read_table(path)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
@@ -462,7 +462,7 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
         df = table.to_pandas()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as e:
         raise ValueError(f"cannot convert Parquet file {path!r} to a table of features: {e}") from None
-    return _finish_frame(df, label, path, categorical=categorical, numeric=numeric, infer=False)
+    return finish_frame(df, label, path, categorical=categorical, numeric=numeric, infer=False)
 
 
 # -- LibSVM -----------------------------------------------------------------------------
@@ -472,7 +472,7 @@ _QID = re.compile(r"qid:\d+")
 _LABEL = re.compile(r"(?:" + _NUM + r")(?:,(?:" + _NUM + r"))*", re.IGNORECASE)
 
 
-def _libsvm_line_problem(line: str):
+def libsvm_line_problem(line: str):
     """Why a LibSVM line is malformed, or None."""
     body = line.split("#", 1)[0].strip()
     if not body:
@@ -494,15 +494,15 @@ def _libsvm_line_problem(line: str):
     return None
 
 
-def _find_bad_libsvm_line(path: str):
+def find_bad_libsvm_line(path: str):
     """(line number, problem) of the first malformed line, or None."""
     try:
-        fh = _open_text(path, _split_ext(path)[1])
+        fh = _open_text(path, split_ext(path)[1])
         if fh is None:
             return None
         with fh:
             for i, line in enumerate(fh, 1):
-                problem = _libsvm_line_problem(line)
+                problem = libsvm_line_problem(line)
                 if problem:
                     return i, problem
     except (OSError, EOFError, ValueError):  # only used to improve an error message
@@ -522,7 +522,7 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
     from sklearn.datasets import load_svmlight_file
 
     path = os.fspath(path)
-    _check_file(path)
+    check_file(path)
     if label not in (None, 0, "0"):
         raise ValueError(f"{path!r} is a LibSVM file, whose label is always the first field of "
                          f"a line; label={label!r} does not apply")
@@ -531,7 +531,7 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
     try:
         X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
     except (ValueError, IndexError, TypeError) as e:
-        where = _find_bad_libsvm_line(path)
+        where = find_bad_libsvm_line(path)
         detail = f"line {where[0]}: {where[1]}" if where else " ".join(str(e).split())
         raise ValueError(f"malformed LibSVM file {path!r}: {detail}") from None
     if X.shape[0] == 0:

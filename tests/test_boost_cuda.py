@@ -47,7 +47,7 @@ s = fixed_point_scale(np.array([-3.0, 1.0]), 1000)
 assert 1000 * 3.0 * s < 2.0 ** 62
 
 rng = np.random.default_rng(0)
-n = 160
+n = 112
 X = rng.normal(size=(n, 5))
 X[rng.random((n, 5)) < 0.1] = np.nan  # missing values: learned default directions
 X[:, 4] = rng.integers(0, 6, n)
@@ -63,29 +63,42 @@ cases = [
     ("multiclass", {"objective": "multi:softprob", "num_class": 3, "max_depth": 2}, dsm),
     ("lossguide, sampled", {"grow_policy": "lossguide", "max_leaves": 6, "subsample": 0.6,
                             "max_depth": 0}, ds),
-    ("mvs", {"max_depth": 3, "sampling_method": "mvs", "subsample": 0.5}, ds),
     ("absolute error", {"objective": "reg:absoluteerror", "max_depth": 2}, ds),
+    ("weighted, goss, eval on the training set", {"max_depth": 3, "sampling_method": "goss",
+                                                  "subsample": 0.5, "learning_rate": 1.0},
+     hardwood.Dataset(X, y, weight=np.linspace(0.5, 2, n), categorical_features=[4],
+                      max_bin=32)),
 ]
+from hardwood.train.booster import Booster
+# margins, g and h on the device where it computes the objective's gradients
+assert Booster({"device": "cuda"}, ds)._dev
+assert Booster({"device": "cuda", "objective": "multi:softprob"}, dsm)._dev
+assert not Booster({"device": "cuda", "objective": "reg:absoluteerror"}, ds)._dev
 for what, p, data in cases:
-    a = hardwood.train(p, data, 2)
-    b = hardwood.train({**p, "device": "cuda"}, data, 2)
+    rounds = 1 if what == "multiclass" else 2
+    a = hardwood.train(p, data, rounds, valid_sets=[data])
+    b = hardwood.train({**p, "device": "cuda"}, data, rounds, valid_sets=[data])
     same_trees(a, b, what)
+    for name, curve in a.evals_result["train"].items():  # the margins came back for these
+        np.testing.assert_allclose(b.evals_result["train"][name], curve, rtol=1e-9)
     prof = b.training_profile
     assert prof["h2d_bytes"] > 0 and prof["d2h_bytes"] > 0, prof
     print("same trees:", what)
-# out of core (the paper's Algorithm 7 on the GPU): each round's sample, gathered from the
-# pages on disk, grows on the device; the pages stream on the CPU for the update
+# out of core on the GPU: each round's sample, gathered from the pages on disk, grows on the
+# device (the pages stream on the CPU for the update); without sampling, every level streams
+# every page through the device
 import tempfile
 Xf = np.round(X[:, :4], 1).astype(np.float32)  # few values: exact sketches, in-core bins
 disk = hardwood.Dataset.from_batches(lambda: iter([(Xf[:80], y[:80]), (Xf[80:], y[80:])]),
                                      tempfile.mkdtemp(), page_bytes=600)
 assert len(disk.pages_on_disk[0]) > 1
-p = {"max_depth": 2, "sampling_method": "mvs", "subsample": 0.5}
-a = hardwood.train(p, disk, 2)
-b = hardwood.train({**p, "device": "cuda"}, disk, 2)
-same_trees(a, b, "out of core, mvs")
-assert b.training_profile["h2d_bytes"] > 0
-print("same trees: out of core")
+for p in ({"max_depth": 2, "sampling_method": "mvs", "subsample": 0.5},  # Algorithm 7
+          {"max_depth": 2}):  # streaming (Algorithm 6): each page goes up at every level
+    a = hardwood.train(p, disk, 2)
+    b = hardwood.train({**p, "device": "cuda"}, disk, 2)
+    same_trees(a, b, f"out of core {p}")
+    assert b.training_profile["h2d_bytes"] > 0
+print("same trees: out of core, sampled and streaming")
 c = hardwood.train({**cases[0][1], "device": "cuda"}, ds, 2)
 assert hardwood.train({**cases[0][1], "device": "cuda"}, ds, 2).trees[-1].value.tobytes() \
     == c.trees[-1].value.tobytes()

@@ -24,9 +24,15 @@ histograms (a few KB per level), in the same code as the CPU path. On the device
 * **⑤ update**: the leaves' values scattered to their rows (or every row routed through a
   binned tree, for a sampled round) into a per-row delta on the device.
 
-Not yet on the device (issue 14): the gradients are computed on the host and uploaded once
-per tree, and the per-row delta of ⑤ is copied back to update the host's margins. Every
-host<->device copy is counted (``transfers``) and reported in ``training_profile``.
+* **margins and gradients** (``bind_margins``): for squared error, logistic and softmax the
+  labels are uploaded once and the margins, g and h stay on the device between rounds; the
+  gradients are computed there (``gradients``), each tree's leaf values are added there, and
+  the host sees the margins only when it asks (an evaluation on the training set). The
+  Booster passes :class:`DeviceRow` handles where the host path passes rows of its arrays.
+  Other objectives (and sampling that needs g and h on the host: GOSS, MVS) copy what they
+  need: the gradients up once per tree, the per-row delta of ⑤ back.
+
+Every host<->device copy is counted (``transfers``) and reported in ``training_profile``.
 
 Under ``NUMBA_ENABLE_CUDASIM=1`` numba-cuda's simulator runs the same kernels on the CPU.
 """
@@ -168,6 +174,74 @@ def tree_delta(words, bits, per_word, feature, table_offset, table, left, right,
 
 
 @cuda.jit
+def absmax(v, out):
+    """out[0] = max |v| (out zeroed before)."""
+    i = cuda.grid(1)
+    if i < v.shape[0]:
+        cuda.atomic.max(out, 0, abs(float(v[i])))
+
+
+@cuda.jit
+def add_delta(pred, delta):
+    i = cuda.grid(1)
+    if i < pred.shape[0]:
+        pred[i] += delta[i]
+
+
+@cuda.jit
+def scale_rows(g, h, rows, weight):
+    """g[k, rows[j]] *= weight[j], h alike, for every output k (blockIdx.y)."""
+    j = cuda.grid(1)
+    k = cuda.blockIdx.y
+    if j < rows.shape[0]:
+        g[k, rows[j]] *= weight[j]
+        h[k, rows[j]] *= weight[j]
+
+
+@cuda.jit
+def grad_squared(pred, y, w, weighted, g, h):
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        wi = w[i] if weighted else 1.0
+        g[0, i] = (pred[0, i] - y[i]) * wi
+        h[0, i] = wi
+
+
+@cuda.jit
+def grad_logistic(pred, y, w, weighted, g, h):
+    i = cuda.grid(1)
+    if i < y.shape[0]:
+        wi = w[i] if weighted else 1.0
+        p = 1.0 / (1.0 + math.exp(-pred[0, i]))
+        g[0, i] = (p - y[i]) * wi
+        h[0, i] = max(p * (1.0 - p), 1e-16) * wi
+
+
+@cuda.jit
+def grad_softmax(pred, y, w, weighted, g, h):
+    i = cuda.grid(1)
+    K = pred.shape[0]
+    if i < y.shape[0]:
+        wi = w[i] if weighted else 1.0
+        m = pred[0, i]
+        for k in range(1, K):
+            m = max(m, pred[k, i])
+        s = 0.0
+        for k in range(K):
+            s += math.exp(pred[k, i] - m)
+        label = int(y[i])
+        for k in range(K):
+            p = math.exp(pred[k, i] - m) / s
+            t = 1.0 if k == label else 0.0
+            g[k, i] = (p - t) * wi
+            h[k, i] = max(2.0 * p * (1.0 - p), 1e-16) * wi
+
+
+DEVICE_GRADIENTS = {"reg:squarederror": grad_squared, "binary:logistic": grad_logistic,
+                    "multi:softprob": grad_softmax}
+
+
+@cuda.jit
 def fill_zero(a):
     i = cuda.grid(1)
     if i < a.shape[0]:
@@ -185,6 +259,18 @@ def iota(rows, n):
 def _blocks(m, tpb=TPB, cap=None):
     nb = max(1, -(-int(m) // tpb))
     return nb if cap is None else min(nb, cap)
+
+
+class DeviceRow:
+    """Output ``k``'s row of a (K, n) device array (margins, g or h): what the Booster passes
+    to the pages where the host path passes a row of its own array."""
+
+    def __init__(self, array, k):
+        self.array, self.k = array, int(k)
+
+    @property
+    def row(self):
+        return self.array[self.k]
 
 
 class CudaPages:
@@ -225,6 +311,39 @@ class CudaPages:
         self.delta = cuda.device_array(self.n_rows, dtype=np.float64)
         self.seg = {}
         self._scale = None  # this tree's fixed-point scales (g, h), set by the first ①
+        self.pred = self.g = self.h = None  # (K, n) on the device, after bind_margins
+
+    # -- margins and gradients on the device ------------------------------------------------------
+    def bind_margins(self, objective, label, weight, pred):
+        """Keep the margins (``pred``, (K, n), copied up once), g and h on the device for
+        ``objective`` (a name in DEVICE_GRADIENTS)."""
+        self._grad = DEVICE_GRADIENTS[objective]
+        self.label = self._up(np.asarray(label, dtype=np.float64))
+        self.weighted = weight is not None
+        self.weight = self._up(np.asarray(weight if self.weighted else np.ones(1),
+                                          dtype=np.float64))
+        self.pred = self._up(np.ascontiguousarray(pred, dtype=np.float64))
+        K = pred.shape[0]
+        self.g = cuda.device_array((K, self.n_rows), dtype=np.float32)
+        self.h = cuda.device_array((K, self.n_rows), dtype=np.float32)
+
+    def gradients(self):
+        self._grad[_blocks(self.n_rows), TPB](self.pred, self.label, self.weight,
+                                              self.weighted, self.g, self.h)
+
+    def gradients_to_host(self, g, h):
+        g[:] = self._down(self.g)
+        h[:] = self._down(self.h)
+
+    def margins_to_host(self, pred):
+        pred[:] = self._down(self.pred)
+
+    def scale_sample(self, rows, weight):
+        """The sampled rows' g and h times their unbiasing weights, on the device."""
+        m = int(rows.shape[0])
+        scale_rows[(_blocks(m), self.g.shape[0]), TPB](
+            self.g, self.h, self._up(np.asarray(rows, dtype=np.int32)),
+            self._up(np.asarray(weight, dtype=np.float32)))
 
     # -- transfers, counted --------------------------------------------------------------------
     def _up(self, a):
@@ -257,12 +376,22 @@ class CudaPages:
     def _quantised(self, g, h):
         if self._scale is None:
             n = self.n_rows
-            sg, sh = fixed_point_scale(g, n), fixed_point_scale(h, n)
-            dg = self._up(np.asarray(g, dtype=np.float32))
-            dh = self._up(np.asarray(h, dtype=np.float32))
+            if isinstance(g, DeviceRow):
+                dg, dh = g.row, h.row
+                sg, sh = (fixed_point_scale(np.array([self._absmax(v)]), n) for v in (dg, dh))
+            else:
+                sg, sh = fixed_point_scale(g, n), fixed_point_scale(h, n)
+                dg = self._up(np.asarray(g, dtype=np.float32))
+                dh = self._up(np.asarray(h, dtype=np.float32))
             quantise[_blocks(n), TPB](dg, dh, sg, sh, self.gq, self.hq)
             self._scale = (sg, sh)
         return self._scale
+
+    def _absmax(self, v):
+        out = cuda.device_array(1, dtype=np.float64)
+        fill_zero[1, 1](out)
+        absmax[_blocks(v.shape[0]), TPB](v, out)
+        return float(self._down(out)[0])
 
     def histograms(self, nodes, g, h):
         """(len(nodes), total_bins, 2) float64: each node's (sum g, sum h) per bin."""
@@ -323,7 +452,14 @@ class CudaPages:
             leaf_delta[(_blocks(m, cap=MAX_ROW_BLOCKS), len(leaves)), TPB](
                 self.rows, self._up(begins), self._up(ends),
                 self._up(np.asarray(values, dtype=np.float64)), self.delta)
-        pred += self._down(self.delta)
+        self._add(pred)
+
+    def _add(self, pred):
+        """pred += the per-row delta: on the device for a DeviceRow, else copied back."""
+        if isinstance(pred, DeviceRow):
+            add_delta[_blocks(self.n_rows), TPB](pred.row, self.delta)
+        else:
+            pred += self._down(self.delta)
 
     def leaf_rows(self, leaf):
         b, e = self.seg[leaf]
@@ -336,4 +472,51 @@ class CudaPages:
                 (t.feature, t.table_offset, t.table, t.left, t.right, t.value)]
         tree_delta[_blocks(self.n_rows), TPB](self.words, self.bits, self.per_word, *args,
                                              self.delta)
-        pred += self._down(self.delta)
+        self._add(pred)
+
+
+class CudaRowBackend:
+    """A row backend (``backends/base.py``) over one page's bins on the device, for the
+    pages on disk (``DiskPages``) of the streaming mode: each pass copies the page up, as the
+    out-of-core paper's Algorithm 6 streams its pages to the GPU, and each call the page's
+    rows of the tree (the learner's row ids stay on the host, one array per page)."""
+
+    name = "cuda"
+
+    def __init__(self, bins_row, bins_col, offsets, lanes=None, transfers=None):
+        self.page = CudaPages(bins_row, offsets, transfers)
+        self.bins_row, self.lanes = bins_row, lanes
+
+    def _load(self, rows, begins, ends):
+        pg = self.page
+        m = int(rows.shape[0])
+        if m:
+            pg.rows[:m].copy_to_device(np.ascontiguousarray(rows, dtype=np.int32))
+            pg.transfers["h2d_bytes"] += 4 * m
+        pg.seg = {k: (int(b), int(e)) for k, (b, e) in enumerate(zip(begins, ends))}
+        pg._scale = None
+        return len(pg.seg)
+
+    def build_histograms(self, rows, begins, ends, g, h):
+        k = self._load(rows, begins, ends)
+        return self.page.histograms(list(range(k)), g, h)
+
+    def partition(self, rows, begins, ends, features, left_tables):
+        k = self._load(rows, begins, ends)
+        pg = self.page
+        pg.partition(list(range(k)), features, left_tables, [k + i for i in range(k)],
+                     [2 * k + i for i in range(k)])
+        m = int(rows.shape[0])
+        if m:
+            rows[:] = pg._down(pg.rows[:m]).astype(rows.dtype, copy=False)
+        return np.asarray([pg.seg[k + i][1] for i in range(k)], dtype=np.int64)
+
+    def add_leaf_values(self, rows, begins, ends, values, pred):
+        for b, e, v in zip(begins, ends, values):  # a few leaves: on the host, where pred is
+            pred[rows[int(b):int(e)]] += v
+
+    def predict_binned(self, bins_row, binned_tree, pred):
+        self.page.predict_binned(binned_tree, pred)
+
+    def fill_row_ids(self, rows):
+        rows[:] = np.arange(rows.shape[0], dtype=rows.dtype)

@@ -102,7 +102,7 @@ class Booster:
                 if pages is not None:
                     raise ValueError("a Dataset from from_batches lives in its pages on disk; "
                                      "the pages parameter does not apply")
-                self.pages = _stored_pages(train_set)
+                self.pages = _stored_pages(train_set, transfers=self._transfers_total)
             elif pages is None or isinstance(pages, (int, np.integer)):
                 self.pages = RowPages.even(self.backend, n, 1 if pages is None else pages)
             elif isinstance(pages, dict):
@@ -130,6 +130,11 @@ class Booster:
                             predict_binned(v.bins_row, binned, vp[k])
                     self.trees.append(tree)
                     self.groups.append(int(k))
+        # device='cuda' with an objective the device computes: margins, g and h stay there
+        self._dev = (getattr(self.pages, "bind_margins", None) is not None
+                     and obj.name in _device_objectives() and not obj.refit_leaves)
+        if self._dev:
+            self.pages.bind_margins(obj.name, y, train_set.weight, self.pred)
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
         self.best_iteration = self.best_score = None
 
@@ -150,7 +155,14 @@ class Booster:
             rng = np.random.default_rng([p["random_state"], self.rounds])
             self.grower.rng = rng
             t0 = time.perf_counter()
-            obj.gradients(self.pred, ts.label, ts.weight, self.g, self.h)
+            if self._dev:
+                from ..backends.cuda import DeviceRow
+
+                self.pages.gradients()
+                if p["sampling_method"] != "uniform":  # the draw reads g and h
+                    self.pages.gradients_to_host(self.g, self.h)
+            else:
+                obj.gradients(self.pred, ts.label, ts.weight, self.g, self.h)
             t0 = self.profile.add("update", t0)
             rows, weight = sampling.draw(p["sampling_method"], self.g, self.h, rng,
                                          p["subsample"], p["top_rate"], p["other_rate"],
@@ -167,7 +179,9 @@ class Booster:
             sampled = rows.size < n
             compact = sampled and not self.pages.in_core
             if weight is not None:  # unbiased sums: the drawn rows' g, h and weights scaled
-                if not compact:  # (a compacted sample scales its own copies)
+                if self._dev:  # on the device, where g and h are recomputed each round
+                    self.pages.scale_sample(rows, weight)
+                elif not compact:  # (a compacted sample scales its own copies)
                     g, h = g.copy(), h.copy()
                     g[:, rows] *= weight
                     h[:, rows] *= weight
@@ -192,7 +206,10 @@ class Booster:
                 rows = np.arange(sample.size, dtype=np.int32)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
-                tree, binned, leaves = grower.grow(tree_rows, g[k], h[k], tree_mask)
+                gk, hk, pred_k = ((DeviceRow(self.pages.g, k), DeviceRow(self.pages.h, k),
+                                   DeviceRow(self.pages.pred, k)) if self._dev
+                                  else (g[k], h[k], self.pred[k]))
+                tree, binned, leaves = grower.grow(tree_rows, gk, hk, tree_mask)
                 if grower is not self.grower:
                     leaves = _GlobalLeaves(leaves, sample)
                 t0 = time.perf_counter()
@@ -201,9 +218,9 @@ class Booster:
                     _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
                                   w, p["learning_rate"])
                 if sampled:
-                    self.pages.predict_binned(binned, self.pred[k])
+                    self.pages.predict_binned(binned, pred_k)
                 else:
-                    leaves.add(binned.value[leaf_ids], self.pred[k])
+                    leaves.add(binned.value[leaf_ids], pred_k)
                 for v, vp in zip(self.valid_sets, self.valid_pred):
                     if v is not ts:
                         predict_binned(v.bins_row, binned, vp[k])
@@ -246,6 +263,8 @@ class Booster:
         """``{set name: {metric: value}}`` of the current model on the validation sets."""
         t0 = time.perf_counter()
         out = {}
+        if self._dev and any(v is self.train_set for v in self.valid_sets):
+            self.pages.margins_to_host(self.pred)  # the training set's margins, from the GPU
         for v, vp, name in zip(self.valid_sets, self.valid_pred, self.valid_names):
             margin = (self.pred if v is self.train_set else vp).T
             pred = self.obj.transform(margin)
@@ -295,18 +314,31 @@ def predict_binned(bins_row, binned_tree, pred):
     predict_binned_rows(bins_row, binned_tree, pred)
 
 
-def _stored_pages(train_set, paths=None, key=None):
+def _stored_pages(train_set, paths=None, key=None, transfers=None):
     """The pages of ``train_set`` on disk (``paths``, ``key``; by default those of a
     ``Dataset.from_batches`` set), streamed by the learner, each page worked by the CPU
-    backend."""
-    from ..backends.cpu import CPUBackend
+    backend, or with ``transfers`` (device='cuda': the copies are counted there) on the
+    GPU."""
     from ..backends.pages import DiskPages
 
     if paths is None:
         paths, key = train_set.pages_on_disk
     offsets = train_set.bin_mapper.offsets
+    if transfers is not None:
+        from ..backends.cuda import CudaRowBackend
+
+        return DiskPages(lambda rows, cols, lanes: CudaRowBackend(rows, cols, offsets, lanes,
+                                                                  transfers), paths, key)
+    from ..backends.cpu import CPUBackend
+
     return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
                      key)
+
+
+def _device_objectives():
+    from ..backends.cuda import DEVICE_GRADIENTS
+
+    return DEVICE_GRADIENTS
 
 
 def _check_cuda():

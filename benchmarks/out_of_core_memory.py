@@ -1,7 +1,7 @@
 """Out-of-core training's memory, the out-of-core paper's Table 1 on the CPU (issue 13).
 
     python benchmarks/out_of_core_memory.py parquet [--rows 3000000 --features 40 --rounds 60]
-    python benchmarks/out_of_core_memory.py budget [--budget-mib 1024 --features 28]
+    python benchmarks/out_of_core_memory.py budget [--budget-mib 256 --features 28]
 
 ``parquet``: Parquet parts of a Higgs-shaped ``make_classification`` set (float32, row
 groups of 100,000 rows) are trained three ways, each in a fresh child process:
@@ -14,9 +14,9 @@ peak RSS <= 35% of the raw float32 data, and test AUC within 0.003 of in-core tr
 
 ``budget``: the paper's Table 1: under a memory budget (extra peak RSS), the largest number
 of rows each mode trains: in-core, out-of-core streaming and out-of-core mvs f = 0.1. The
-extra peak is measured at two sizes per mode; it is affine in the rows (fixed buffers plus
-bytes per row), so the largest size under the budget follows, and is then checked by a
-run at that size (for out of core the child's peak stays under the budget by that check).
+extra peak is measured at two sizes per mode, then at the sizes where a line through the two
+largest measured points meets 97% of the budget (secant steps, ``--steps``): the largest
+size measured within the budget is reported (a measured run, not an extrapolation).
 
 One run each; timings are one run, not medians (memory, not speed, is the figure here).
 """
@@ -198,27 +198,34 @@ def parquet(args):
 
 def budget(args):
     work = tempfile.mkdtemp(prefix="hardwood-ooc-budget-")
+    budget_b = args.budget_mib * 2**20
+    print(f"budget: {args.budget_mib} MiB of extra peak RSS; {args.features} features, "
+          f"{args.rounds} rounds, depth 6")
+
+    def measure(mode, n):
+        data = os.path.join(work, f"data-{n}")
+        if not os.path.isdir(data):
+            write_parts(data, n, 1000, args.features)
+        r = run_child(mode, data, args.rounds, work)
+        print(f"  {mode:<10} {n:>11,} rows: extra peak {_mib(r['extra']):6.0f} MiB, "
+              f"{r['train_s'] / r['rounds']:.2f} s/round", flush=True)
+        return r["extra"]
+
     try:
-        sizes = [int(s) for s in args.sizes.split(",")]
-        budget_b = args.budget_mib * 2**20
-        print(f"budget: {args.budget_mib} MiB of extra peak RSS; {args.features} features, "
-              f"{args.rounds} rounds")
         for mode in ("incore", "streaming", "mvs"):
-            pts = []
-            for n in sizes:
-                data = os.path.join(work, f"data-{n}")
-                if not os.path.isdir(data):
-                    write_parts(data, n, 1000, args.features)
-                r = run_child(mode, data, args.rounds, work)
-                pts.append((n, r["extra"]))
-                print(f"  {mode:<10} {n:>10,} rows: extra peak {_mib(r['extra']):7.0f} MiB "
-                      f"({r['extra'] / n:.1f} B/row)", flush=True)
-            (n0, e0), (n1, e1) = pts[0], pts[-1]
-            per_row = max((e1 - e0) / (n1 - n0), 1e-9)
-            fixed = e0 - per_row * n0
-            largest = int((budget_b - fixed) / per_row)
-            print(f"{mode:<10} fixed {_mib(fixed):6.0f} MiB + {per_row:6.1f} B/row -> largest "
-                  f"under {args.budget_mib} MiB: {largest:,} rows", flush=True)
+            pts = [(n, measure(mode, n)) for n in (int(v) for v in args.sizes.split(","))]
+            for _ in range(args.steps):  # secant steps on extra(rows) = budget
+                (n0, e0), (n1, e1) = sorted(pts)[-2:]
+                per_row = (e1 - e0) / (n1 - n0) if e1 > e0 else e1 / n1
+                n = int(n1 + (budget_b * 0.97 - e1) / per_row) // 10_000 * 10_000
+                if n <= 0 or any(abs(n - m) < 10_000 for m, _ in pts):
+                    break
+                pts.append((n, measure(mode, n)))
+                shutil.rmtree(os.path.join(work, f"data-{n}"), ignore_errors=True)
+            ok = [(n, e) for n, e in pts if e <= budget_b]
+            n, e = max(ok) if ok else (0, 0)
+            print(f"{mode:<10} largest checked within {args.budget_mib} MiB: {n:,} rows "
+                  f"(extra peak {_mib(e):.0f} MiB)", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -231,10 +238,11 @@ def main():
     p.add_argument("--features", type=int, default=40)
     p.add_argument("--rounds", type=int, default=60)
     b = sub.add_parser("budget")
-    b.add_argument("--budget-mib", type=int, default=1024)
+    b.add_argument("--budget-mib", type=int, default=256)
     b.add_argument("--features", type=int, default=28)
-    b.add_argument("--rounds", type=int, default=10)
-    b.add_argument("--sizes", default="250000,1000000")
+    b.add_argument("--rounds", type=int, default=5)
+    b.add_argument("--sizes", default="500000,2000000")
+    b.add_argument("--steps", type=int, default=3)
     c = sub.add_parser("_child")
     for k in ("--mode", "--data", "--out", "--model", "--cache"):
         c.add_argument(k, required=True)

@@ -43,7 +43,8 @@ def test_every_entry_is_complete(name):
 
 def test_trainable_and_predict_only_objectives():
     assert set(TRAINABLE) == {"reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
-                              "binary:logistic", "multi:softprob"}
+                              "binary:logistic", "multi:softprob", "rank:ndcg",
+                              "rank:pairwise"}
     assert set(IMPORTED) <= set(PREDICT_ONLY)
     assert set(TRAINABLE) | set(PREDICT_ONLY) == set(ALL)
 
@@ -89,7 +90,8 @@ def test_default_objective_of_each_task(task):
 def test_every_trainable_objective_has_gradients_a_metric_and_a_transform(name):
     cls = O.OBJECTIVES[name]
     assert cls.gradients is not O.Objective.gradients
-    assert cls.default_metric in M.METRICS
+    assert cls.default_metric in M.METRICS or M.is_ranking(cls.default_metric)
+    M.get_metric(cls.default_metric)
     M.check_metric_for_objective(cls.default_metric, name)
     assert M.metrics_for_objective(name)[0] == cls.default_metric
     for m in M.metrics_for_objective(name):
@@ -101,6 +103,9 @@ def test_every_trainable_objective_has_gradients_a_metric_and_a_transform(name):
     y = (np.arange(20) % K).astype(np.float64) if K > 1 else (np.arange(20) % 2).astype(float)
     pred = rng.normal(size=(K, 20))
     g, h = np.zeros((K, 20)), np.zeros((K, 20))
+    if cls.task == "ranking":  # two queries of 10 rows
+        obj.check_labels(y)
+        obj.set_queries(np.array([0, 10, 20]))
     obj.gradients(pred, y, None, g, h)
     assert np.all(np.isfinite(g)) and np.all(np.isfinite(h)) and np.all(h > 0)
     assert np.any(g != 0)

@@ -11,12 +11,12 @@ from .train.engine import train
 __version__ = "0.1.0"
 
 __all__ = ["Booster", "Dataset", "Model", "ModelFormatError", "TrainingCallback", "EarlyStopping",
-           "load", "train", "compile", "import_model", "GBDTRegressor", "GBDTClassifier", "RandomForestClassifier",
+           "load", "train", "compile", "import_model", "GBDTRegressor", "GBDTClassifier", "GBDTRanker", "RandomForestClassifier",
            "RandomForestRegressor", "__version__"]
 
 
 def __getattr__(name):  # the estimators import scikit-learn; load them on first use
-    if name in ("GBDTRegressor", "GBDTClassifier"):
+    if name in ("GBDTRegressor", "GBDTClassifier", "GBDTRanker"):
         from . import sklearn as _sk
         return getattr(_sk, name)
     if name in ("RandomForestClassifier", "RandomForestRegressor"):

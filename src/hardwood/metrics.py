@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from .objectives import OBJECTIVES, names, objective_class
+from .ranking import parse_ranking_metric, ranking_metric
 
 EPS = 1e-15
 
@@ -65,15 +66,34 @@ TASK = {"rmse": "regression", "mae": "regression", "logloss": "binary", "auc": "
 
 
 def get_metric(name):
+    """The metric ``name``: a function (y, pred, w) -> float; a ranking metric ('ndcg@10',
+    'map@5', 'pre@3', 'ndcg', ...: ``hardwood.ranking``) takes the queries too, ``group=``."""
+    if isinstance(name, str) and parse_ranking_metric(name) is not None:
+        def metric(y, p, w, group=None, gain=None):
+            if group is None:
+                raise ValueError(f"eval_metric {name!r} needs query groups: build the Dataset "
+                                 "with group= or qid=")
+            return ranking_metric(name, y, p, group, gain)
+        return metric
     if name not in METRICS:
-        raise ValueError(f"unknown eval_metric {name!r}; expected one of {sorted(METRICS)}")
+        raise ValueError(f"unknown eval_metric {name!r}; expected one of {sorted(METRICS)} "
+                         "or a ranking metric (ndcg, map, pre, with an optional @k)")
     return METRICS[name]
+
+
+def is_ranking(name) -> bool:
+    return isinstance(name, str) and parse_ranking_metric(name) is not None
+
+
+def higher_is_better(name) -> bool:
+    return name in HIGHER_IS_BETTER or is_ranking(name)
 
 
 def check_metric_for_objective(name, objective_name):
     """Refuse a metric that cannot score the trained objective's predictions."""
-    task = TASK.get(name)
-    if task in ("binary", "multiclass") and objective_class(objective_name).task != task:
+    task = "ranking" if is_ranking(name) else TASK.get(name)
+    if task in ("binary", "multiclass", "ranking") and \
+            objective_class(objective_name).task != task:
         wanted = " or ".join(map(repr, names(task=task, trainable=True)))
         raise ValueError(f"eval_metric {name!r} needs objective {wanted}, "
                          f"not {objective_name!r}")

@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from . import ranking
 from .backends._intrinsics import exp_fast
 from .predict.transform import (ARGMAX, EXP, HINGE, IDENTITY, SIGMOID, SOFTMAX, SOFTPLUS,
                                 transform_inplace)
@@ -228,6 +229,46 @@ class Softmax(Objective):
         _grad_softmax(pred, y, *_weight_args(w), g, h)
 
 
+class _Ranking(Objective):
+    """LambdaMART (rank:ndcg) and RankNet (rank:pairwise) over query groups
+    (``hardwood.ranking``); the Booster hands the training set's queries to ``set_queries``."""
+    task = "ranking"
+    default_metric = "ndcg@10"
+    ndcg = True
+
+    def __init__(self, params):
+        super().__init__(params)
+        self.ptr = None
+        self.sigmoid = float(params.get("sigmoid", 1.0))
+        self.truncation = int(params.get("lambdarank_truncation_level",
+                                         ranking.DEFAULT_TRUNCATION))
+        self.norm = bool(params.get("lambdarank_norm", True))
+        if not self.sigmoid > 0 or not math.isfinite(self.sigmoid):
+            raise ValueError(f"sigmoid must be a positive number, got {self.sigmoid!r}")
+        if self.truncation < 1:
+            raise ValueError(f"lambdarank_truncation_level must be >= 1, got {self.truncation}")
+
+    def check_labels(self, y):
+        ranking.check_ranking_labels(y, self.name)
+        self.gain = ranking.label_gains(self.params, y)
+
+    def set_queries(self, ptr):
+        self.ptr = ptr
+
+    def gradients(self, pred, y, w, g, h):
+        ranking.lambda_gradients(pred[0], y, *_weight_args(w), self.ptr, self.gain,
+                                 self.sigmoid, self.truncation, self.ndcg, self.norm, g[0], h[0])
+
+
+class RankNDCG(_Ranking):
+    name = "rank:ndcg"
+
+
+class RankPairwise(_Ranking):
+    name = "rank:pairwise"
+    ndcg = False
+
+
 class PredictOnly(Objective):
     """An objective of imported models (XGBoost, LightGBM, scikit-learn) that hardwood predicts
     (its output transform) but does not train: no gradients, no default metric."""
@@ -244,7 +285,7 @@ def _predict_only(name, task, transform_code, outputs="one"):
 
 
 OBJECTIVES = {o.name: o for o in (
-    SquaredError, AbsoluteError, PseudoHuber, BinaryLogistic, Softmax,
+    SquaredError, AbsoluteError, PseudoHuber, BinaryLogistic, Softmax, RankNDCG, RankPairwise,
     _predict_only("reg:squaredlogerror", "regression", IDENTITY),
     _predict_only("reg:quantileerror", "regression", IDENTITY),
     _predict_only("reg:logistic", "regression", SIGMOID),
@@ -257,8 +298,6 @@ OBJECTIVES = {o.name: o for o in (
     _predict_only("multi:softmax", "multiclass", ARGMAX, "per_class"),
     _predict_only("multiclassova", "multiclass", SIGMOID, "per_class"),
     _predict_only("multi:proba", "multiclass", IDENTITY, "any"),  # forests' probabilities
-    _predict_only("rank:pairwise", "ranking", IDENTITY),
-    _predict_only("rank:ndcg", "ranking", IDENTITY),
     _predict_only("rank:map", "ranking", IDENTITY),
 )}
 # Training aliases (XGBoost, LightGBM and scikit-learn names); model files hold canonical names
@@ -269,10 +308,10 @@ ALIASES = {
     "reg:linear": "reg:squarederror", "mae": "reg:absoluteerror", "l1": "reg:absoluteerror",
     "absolute_error": "reg:absoluteerror", "huber": "reg:pseudohubererror",
     "binary": "binary:logistic", "multiclass": "multi:softprob", "softmax": "multi:softprob",
-    "multi:softmax": "multi:softprob",
+    "multi:softmax": "multi:softprob", "lambdarank": "rank:ndcg",
 }
 # what each task trains when no objective is given (training parameters, estimators)
-DEFAULT_OBJECTIVE = {o.task: o.name for o in (SquaredError, BinaryLogistic, Softmax)}
+DEFAULT_OBJECTIVE = {o.task: o.name for o in (SquaredError, BinaryLogistic, Softmax, RankNDCG)}
 
 
 def names(task=None, trainable=None):

@@ -42,7 +42,7 @@ from .data.dataset import Dataset
 from .objectives import DEFAULT_OBJECTIVE, objective_class
 from .train.engine import train
 
-__all__ = ["GBDTRegressor", "GBDTClassifier"]
+__all__ = ["GBDTRegressor", "GBDTClassifier", "GBDTRanker"]
 
 _CHECK_X = dict(accept_sparse=["csr", "csc", "coo"], dtype=[np.float64, np.float32],
                 ensure_all_finite="allow-nan")
@@ -65,6 +65,8 @@ def _take_rows(X, mask):
 
 class _GBDTBase(BaseEstimator):
     """Shared parameters, validation and training of the hardwood estimators."""
+
+    _keeps_rows = False  # True: rows of weight 0 stay (a ranker's queries are row runs)
 
     def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=None, max_leaves=0,
                  grow_policy="depthwise", min_child_weight=1.0, reg_lambda=1.0, reg_alpha=0.0,
@@ -168,7 +170,7 @@ class _GBDTBase(BaseEstimator):
             keep = sample_weight > 0
             if not keep.any():
                 raise ValueError("Sample weights must contain at least one non-zero number.")
-            if not keep.all():  # weight 0 == row left out, bins included
+            if not keep.all() and not self._keeps_rows:  # weight 0 == row left out
                 X, y, sample_weight = _take_rows(X, keep), y[keep], sample_weight[keep]
         return X, y, sample_weight
 
@@ -205,7 +207,9 @@ class _GBDTBase(BaseEstimator):
         return y
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, verbose, objective,
-             extra_params=None):
+             extra_params=None, queries=None, eval_queries=None):
+        """``queries``: the training rows' query groups (``{"group": ...}`` or
+        ``{"qid": ...}``, rankers); ``eval_queries``: one such dict per eval_set pair."""
         params = self._train_params(objective)
         if extra_params:
             params.update(extra_params)
@@ -217,7 +221,8 @@ class _GBDTBase(BaseEstimator):
         else:
             train_set = Dataset(X, y, weight=sample_weight,
                                 categorical_features=self.categorical_features,
-                                max_bin=int(self.max_bin), random_state=params["random_state"])
+                                max_bin=int(self.max_bin), random_state=params["random_state"],
+                                **(queries or {}))
         valid_sets, valid_names = [], []
         if eval_set is not None:
             if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
@@ -239,7 +244,8 @@ class _GBDTBase(BaseEstimator):
                 wv = None if sample_weight_eval_set is None else sample_weight_eval_set[i]
                 if wv is not None:
                     wv = _check_sample_weight(wv, Xv, dtype=np.float64, ensure_non_negative=True)
-                valid_sets.append(Dataset(Xv, yv, weight=wv, reference=train_set))
+                valid_sets.append(Dataset(Xv, yv, weight=wv, reference=train_set,
+                                          **(eval_queries[i] if eval_queries else {})))
                 valid_names.append(f"validation_{i}")
         if self.early_stopping_rounds is not None and not valid_sets:
             raise ValueError("early_stopping_rounds needs a validation set: pass eval_set to fit")
@@ -267,11 +273,13 @@ def _objective_for(estimator, objective, tasks):
     'multiclass'): a classifier never trains a regression objective, nor the reverse."""
     task = objective_class(objective).task
     if task not in tasks:
-        kind = "classification" if "binary" in tasks else "regression"
+        kind = ("classification" if "binary" in tasks else
+                "ranking" if "ranking" in tasks else "regression")
+        use = {"regression": "GBDTRegressor", "ranking": "GBDTRanker"}.get(task,
+                                                                         "GBDTClassifier")
         raise ValueError(f"{type(estimator).__name__} trains {kind} objectives; "
-                         f"objective={objective!r} is a {task} objective. Use "
-                         + ("GBDTRegressor" if task == "regression" else "GBDTClassifier")
-                         + " for it, or leave objective unset")
+                         f"objective={objective!r} is a {task} objective. Use {use} for it, "
+                         "or leave objective unset")
     return objective
 
 
@@ -370,3 +378,49 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         """Most probable class of each row (labels as in ``classes_``)."""
         proba = self.predict_proba(X)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+class GBDTRanker(_GBDTBase):
+    """Gradient-boosted trees for learning to rank (scikit-learn API): LambdaMART
+    (``objective='rank:ndcg'``, the default) or RankNet (``'rank:pairwise'``).
+
+    ``fit(X, y, group=sizes)`` or ``fit(X, y, qid=ids)``: ``y`` holds integer relevance grades
+    (0..30), the rows of a query are consecutive. ``predict`` returns scores (higher ranks
+    first). Extra LambdaMART parameters (``lambdarank_truncation_level``, ``lambdarank_norm``,
+    ``label_gain``, ``sigmoid``) go through ``hardwood.train``; the estimator keeps the
+    common ones. The default metric is ``ndcg@10``. Rows of weight 0 stay (a query is a run
+    of rows); scikit-learn's generic estimator checks, which fit without queries, do not
+    apply.
+    """
+
+    _keeps_rows = True
+
+    def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None,
+            eval_group=None, eval_qid=None, verbose=False):
+        """Fit the ranker. ``eval_set``: (X, y) pairs, each with its ``eval_group[i]`` sizes
+        or ``eval_qid[i]`` ids."""
+        objective = self.objective or DEFAULT_OBJECTIVE["ranking"]
+        _objective_for(self, objective, ("ranking",))
+        if group is None and qid is None:
+            raise ValueError("GBDTRanker.fit needs the queries: group= (sizes of consecutive "
+                             "queries) or qid= (one query id per row)")
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
+        queries = {"group": group} if group is not None else {"qid": qid}
+        eval_queries = None
+        if eval_set is not None:
+            pairs = [eval_set] if (isinstance(eval_set, tuple) and len(eval_set) == 2
+                                   and not isinstance(eval_set[0], tuple)) else list(eval_set)
+            given = eval_group if eval_group is not None else eval_qid
+            if given is None or len(given) != len(pairs):
+                raise ValueError(f"eval_set has {len(pairs)} pairs: give eval_group (or "
+                                 "eval_qid) with one entry per pair")
+            key = "group" if eval_group is not None else "qid"
+            eval_queries = [{key: v} for v in given]
+            eval_set = pairs
+        return self._fit(X, y, sample_weight, eval_set, None, verbose, objective,
+                         queries=queries, eval_queries=eval_queries)
+
+    def predict(self, X):
+        """Ranking scores, shape (n_samples,): sort a query's rows by them, highest first."""
+        X = self._validate_predict_X(X)
+        return np.asarray(self.model_.predict(X), dtype=np.float64)

@@ -65,6 +65,9 @@ class Dataset:
         A training set whose bins (and category maps) this set reuses; use it for
         validation sets.
     feature_names : list of str, optional
+    group, qid : array-like, optional
+        Query groups for ranking objectives: the sizes of consecutive queries (``group``),
+        or one query id per row (``qid``; each query's rows contiguous).
     group_categories : bool
         A categorical field with more categories than ``max_bin - 1`` keeps its
         ``max_bin - 2`` most frequent categories as bins and shares one bin among the others
@@ -73,6 +76,7 @@ class Dataset:
     """
 
     pages_on_disk = None  # (page paths, key) for a set from_batches built; None in memory
+    group = None  # query boundaries for ranking (set from group= or qid=)
     sketch_error = 0.0  # the bins' rank error, as a share of the rows (from_batches)
 
     @classmethod
@@ -118,7 +122,7 @@ class Dataset:
 
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
-                 group_categories=True):
+                 group_categories=True, group=None, qid=None):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
         if reference is None:
@@ -154,6 +158,11 @@ class Dataset:
             self.weight = w
         else:
             self.weight = None
+        self.group = None  # query boundaries (ranking): query q is rows group[q]:group[q + 1]
+        if group is not None or qid is not None:
+            from ..ranking import group_ptr
+
+            self.group = group_ptr(self.n_rows, group, qid)
         if reference is not None:
             self.bin_mapper = reference.bin_mapper
         else:

@@ -83,6 +83,8 @@ class Booster:
             for v in self.valid_sets:
                 if v is not train_set:
                     obj.check_labels(v.label)
+        if obj.task == "ranking":
+            _check_queries(obj, train_set, self.valid_sets, self.valid_names, self.metric_names)
         self.params, self.obj, self.train_set, self.K, self.base = p, obj, train_set, K, base
         self.profile = Profile()
         self.trees, self.groups = [], []
@@ -269,7 +271,10 @@ class Booster:
             margin = (self.pred if v is self.train_set else vp).T
             pred = self.obj.transform(margin)
             vw = v.weight if v.weight is not None else np.ones(v.n_rows)
-            out[name] = {m: M.get_metric(m)(v.label, pred, vw) for m in self.metric_names}
+            out[name] = {m: (M.get_metric(m)(v.label, pred, vw, group=v.group,
+                                             gain=getattr(self.obj, "gain", None))
+                             if M.is_ranking(m) else M.get_metric(m)(v.label, pred, vw))
+                         for m in self.metric_names}
         self.profile.add("other", t0)
         return out
 
@@ -333,6 +338,27 @@ def _stored_pages(train_set, paths=None, key=None, transfers=None):
 
     return DiskPages(lambda rows, cols, lanes: CPUBackend(rows, cols, offsets, lanes), paths,
                      key)
+
+
+def _check_queries(obj, train_set, valid_sets, valid_names, metric_names):
+    """A ranking objective needs the training set's queries, and a ranking metric those of
+    every set it scores; the gains must cover every set's labels."""
+    from ..ranking import check_ranking_labels
+
+    if train_set.group is None:
+        raise ValueError(f"{obj.name} needs query groups: hardwood.Dataset(X, y, group=sizes) "
+                         "or qid=per-row query ids")
+    obj.set_queries(train_set.group)
+    for v, name in zip(valid_sets, valid_names):
+        if v is train_set:
+            continue
+        check_ranking_labels(v.label, f"valid set {name!r}")
+        if v.label.size and int(v.label.max()) >= obj.gain.size:
+            raise ValueError(f"valid set {name!r} has label {int(v.label.max())}, beyond "
+                             f"label_gain's {obj.gain.size} grades")
+        if v.group is None and any(M.is_ranking(m) for m in metric_names):
+            raise ValueError(f"valid set {name!r} has no query groups for the ranking metrics "
+                             f"{list(metric_names)}: give it group= or qid=")
 
 
 def _device_objectives():

@@ -42,7 +42,7 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     if early_stopping_rounds is not None:
         last = bst.metric_names[-1]
         es = EarlyStopping(int(early_stopping_rounds), last, bst.valid_names[-1],
-                           maximize=last in M.HIGHER_IS_BETTER)
+                           maximize=M.higher_is_better(last))
         cbs.callbacks.append(es)
     evals_result = {name: {m: [] for m in bst.metric_names} for name in bst.valid_names}
     t_start = time.perf_counter()

@@ -33,6 +33,10 @@ DEFAULTS = {
     "eval_metric": None,
     "num_class": None,
     "huber_slope": 1.0,
+    "sigmoid": 1.0,  # rank:ndcg / rank:pairwise (hardwood.ranking): the RankNet slope
+    "lambdarank_truncation_level": 30,  # rank:ndcg: pairs with a row ranked above this
+    "lambdarank_norm": True,  # rank:ndcg: LightGBM's normalisation of each query's lambdas
+    "label_gain": None,  # rank:ndcg: the gain of each relevance grade (default 2^label - 1)
     "verbose": False,
     "device": "cpu",
     "backend": None,  # internal: 'cpu' or 'reference' (the naive twins)
@@ -132,6 +136,11 @@ def resolve_params(params) -> dict:
     _num(p, "max_cat_to_onehot", 1, integer=True)
     _num(p, "max_cat_threshold", 1, integer=True)
     _num(p, "huber_slope", 0, lo_open=True)
+    _num(p, "sigmoid", 0, lo_open=True)
+    _num(p, "lambdarank_truncation_level", 1, integer=True)
+    if not isinstance(p["lambdarank_norm"], bool):
+        raise TypeError(f"parameter 'lambdarank_norm' must be True or False, got "
+                        f"{p['lambdarank_norm']!r}")
     _num(p, "max_leaves", 0, integer=True)
     if p["grow_policy"] not in GROW_POLICIES:
         raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {p['grow_policy']!r}")

@@ -1,0 +1,227 @@
+"""Learning to rank: query groups, LambdaMART gradients and the ranking metrics.
+
+Rows come in queries: ``group`` gives their sizes (consecutive rows, LightGBM's and
+XGBoost's ``group=``), or ``qid`` one query id per row (each query's rows contiguous). Inside
+hardwood a query set is ``ptr``, int64 boundaries: query ``q`` is rows ``ptr[q]:ptr[q + 1]``.
+
+Gradients (one query at a time, rows ranked by their current scores, ties in row order):
+
+* ``rank:ndcg`` (LambdaMART; Burges 2010, as LightGBM's ``lambdarank``): for each pair of
+  rows with different labels, one of them ranked within ``lambdarank_truncation_level``, the
+  RankNet gradient ``sigmoid * rho`` (``rho = 1 / (1 + exp(sigmoid * (s_hi - s_lo)))``) is
+  weighted by the pair's |delta NDCG| (the gain difference, ``label_gain[label]``, times the
+  difference of the two positions' discounts ``1 / log2(2 + rank)``, over the query's ideal
+  DCG at the truncation level); the hessian is ``sigmoid^2 * rho * (1 - rho) * |delta NDCG|``.
+  ``lambdarank_norm`` (default on, as LightGBM) divides each pair's weight by
+  ``0.01 + |s_hi - s_lo|`` when the query's scores are not all equal, and scales the query's
+  gradients by ``log2(1 + L) / L`` (``L``: the sum of its |lambda|).
+* ``rank:pairwise`` (RankNet): every pair with different labels, weight 1, no truncation.
+
+Metrics: ``ndcg@k``, ``map@k`` and ``pre@k`` (``k`` omitted: every position), the mean over
+queries. Convention for a query with no relevant row (every label 0): NDCG 1 (its ideal DCG
+is 0, any order is ideal: LightGBM's and XGBoost's default), MAP 1 and precision 0.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, prange
+
+from .backends.split import stable_argsort
+
+DEFAULT_TRUNCATION = 30  # LightGBM's lambdarank_truncation_level
+MAX_LABEL = 30  # labels are integers 0..30 (label_gain 2^30 - 1 still fits a double exactly)
+
+
+# -- query groups ---------------------------------------------------------------------------
+def group_ptr(n_rows, group=None, qid=None, what="group"):
+    """The query boundaries of ``n_rows`` rows from ``group`` sizes or per-row ``qid``s
+    (exactly one of them); an error names what does not add up."""
+    if (group is None) == (qid is None):
+        raise ValueError("give the queries as group= (sizes) or as qid= (one id per row), "
+                         "exactly one of them")
+    if group is not None:
+        sizes = np.asarray(group)
+        if sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iuf":
+            raise ValueError(f"{what} must be a 1-d array of query sizes, got {sizes!r:.80}")
+        if np.any(sizes != np.floor(sizes)) or np.any(sizes < 1):
+            raise ValueError(f"{what} holds a size that is not a positive integer "
+                             f"(first: {sizes[(sizes != np.floor(sizes)) | (sizes < 1)][0]!r})")
+        sizes = sizes.astype(np.int64)
+        if int(sizes.sum()) != n_rows:
+            raise ValueError(f"{what} sizes add up to {int(sizes.sum())} rows, but the data "
+                             f"has {n_rows}")
+        return np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    q = np.asarray(qid)
+    if q.ndim != 1 or q.shape[0] != n_rows:
+        raise ValueError(f"qid must hold one query id per row ({n_rows}), got shape {q.shape}")
+    if n_rows == 0:
+        raise ValueError("no rows")
+    starts = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1])
+    ids = q[starts]
+    if np.unique(ids).size != ids.size:  # some query in two runs: name the first
+        seen = set()
+        for k, v in enumerate(ids.tolist()):
+            if v in seen:
+                first = int(np.flatnonzero(q == v)[0])
+                raise ValueError(f"qid {v!r} appears in rows that are not contiguous (rows "
+                                 f"{first} and {int(starts[k])}); sort the rows by query")
+            seen.add(v)
+    return np.concatenate([starts, [n_rows]]).astype(np.int64)
+
+
+def label_gains(params, y):
+    """The gain of each label 0..max: ``label_gain`` as given, else 2^label - 1."""
+    top = int(y.max()) if y.size else 0
+    gain = params.get("label_gain")
+    if gain is None:
+        return np.array([2.0 ** i - 1.0 for i in range(max(top, 0) + 1)])
+    gain = np.asarray(gain, dtype=np.float64)
+    if gain.ndim != 1 or gain.size <= top:
+        raise ValueError(f"label_gain has {gain.size} entries, but the labels go up to {top}")
+    return gain
+
+
+def check_ranking_labels(y, what="ranking"):
+    if np.any(y != np.floor(y)) or np.any(y < 0) or np.any(y > MAX_LABEL):
+        bad = y[(y != np.floor(y)) | (y < 0) | (y > MAX_LABEL)][0]
+        raise ValueError(f"{what} labels must be integer relevance grades 0..{MAX_LABEL}, "
+                         f"found {bad!r}")
+
+
+# -- gradients ---------------------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _ideal_dcg(labels, gain, k):
+    order = stable_argsort(-labels)
+    dcg = 0.0
+    for r in range(min(k, labels.shape[0])):
+        dcg += gain[int(labels[order[r]])] / math.log2(2.0 + r)
+    return dcg
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def lambda_gradients(score, y, w, weighted, ptr, gain, sigmoid, truncation, ndcg, norm, g, h):
+    """g, h of every row, one query at a time (see the module docstring); ``ndcg`` False is
+    RankNet (rank:pairwise). Row weights multiply a row's g and h."""
+    for q in prange(ptr.shape[0] - 1):
+        b, e = ptr[q], ptr[q + 1]
+        m = e - b
+        for i in range(b, e):
+            g[i] = 0.0
+            h[i] = 0.0
+        if m < 2:
+            continue
+        s = score[b:e]
+        lab = y[b:e]
+        order = stable_argsort(-s)  # ranks by score, ties in row order
+        lam = np.zeros(m)
+        hes = np.zeros(m)
+        inv_max = 1.0
+        trunc = m
+        if ndcg:
+            trunc = min(truncation, m)
+            best = _ideal_dcg(lab, gain, trunc)
+            if best <= 0.0:
+                continue  # no relevant row: every order is ideal
+            inv_max = 1.0 / best
+        spread = s[order[0]] != s[order[m - 1]]
+        total = 0.0
+        for i in range(min(trunc, m - 1) if ndcg else m - 1):
+            for j in range(i + 1, m):
+                a, c = order[i], order[j]
+                if lab[a] == lab[c]:
+                    continue
+                if lab[a] > lab[c]:
+                    hi, lo, r_hi, r_lo = a, c, i, j
+                else:
+                    hi, lo, r_hi, r_lo = c, a, j, i
+                ds = s[hi] - s[lo]
+                weight = 1.0
+                if ndcg:
+                    gap = gain[int(lab[hi])] - gain[int(lab[lo])]
+                    disc = abs(1.0 / math.log2(2.0 + r_hi) - 1.0 / math.log2(2.0 + r_lo))
+                    weight = gap * disc * inv_max
+                    if norm and spread:
+                        weight /= 0.01 + abs(ds)
+                rho = 1.0 / (1.0 + math.exp(sigmoid * ds))
+                pl = -sigmoid * rho * weight
+                ph = sigmoid * sigmoid * rho * (1.0 - rho) * weight
+                lam[hi] += pl
+                lam[lo] -= pl
+                hes[hi] += ph
+                hes[lo] += ph
+                total -= 2.0 * pl
+        scale = 1.0
+        if ndcg and norm and total > 0.0:
+            scale = math.log2(1.0 + total) / total
+        for i in range(m):
+            wi = w[b + i] if weighted else 1.0
+            g[b + i] = lam[i] * scale * wi
+            h[b + i] = max(hes[i] * scale, 1e-16) * wi
+
+
+# -- metrics -----------------------------------------------------------------------------------
+@njit(parallel=True, cache=True, nogil=True)
+def _per_query(y, p, ptr, gain, k, kind):
+    """Each query's NDCG@k (kind 0), AP@k (1) or precision@k (2); k <= 0: every position."""
+    nq = ptr.shape[0] - 1
+    out = np.empty(nq)
+    for q in prange(nq):
+        b, e = ptr[q], ptr[q + 1]
+        m = e - b
+        kk = m if k <= 0 else min(k, m)
+        lab = y[b:e]
+        order = stable_argsort(-p[b:e])
+        if kind == 0:
+            best = _ideal_dcg(lab, gain, kk)
+            if best <= 0.0:
+                out[q] = 1.0
+                continue
+            dcg = 0.0
+            for r in range(kk):
+                dcg += gain[int(lab[order[r]])] / math.log2(2.0 + r)
+            out[q] = dcg / best
+        elif kind == 1:
+            hits, s = 0, 0.0
+            n_rel = 0
+            for i in range(m):
+                if lab[i] > 0:
+                    n_rel += 1
+            for r in range(kk):
+                if lab[order[r]] > 0:
+                    hits += 1
+                    s += hits / (r + 1.0)
+            out[q] = 1.0 if n_rel == 0 else s / min(n_rel, kk)
+        else:
+            hits = 0
+            for r in range(kk):
+                if lab[order[r]] > 0:
+                    hits += 1
+            out[q] = hits / max(kk, 1)
+    return out
+
+
+def parse_ranking_metric(name):
+    """('ndcg' | 'map' | 'pre', k) for 'ndcg', 'ndcg@10', ...; None for another name."""
+    base, _, at = name.partition("@")
+    if base not in ("ndcg", "map", "pre"):
+        return None
+    if at:
+        if not at.isdigit() or int(at) < 1:
+            raise ValueError(f"eval_metric {name!r}: the cutoff after '@' must be a positive "
+                             "integer")
+        return base, int(at)
+    return base, 0
+
+
+def ranking_metric(name, y, p, ptr, gain=None):
+    """The mean over queries of metric ``name`` (see the module docstring)."""
+    base, k = parse_ranking_metric(name)
+    y = np.ascontiguousarray(y, dtype=np.float64)
+    if gain is None:
+        gain = np.array([2.0 ** i - 1.0 for i in range(int(y.max()) + 1 if y.size else 1)])
+    per = _per_query(y, np.ascontiguousarray(p, dtype=np.float64).reshape(-1),
+                     np.asarray(ptr, dtype=np.int64), np.asarray(gain, dtype=np.float64), k,
+                     {"ndcg": 0, "map": 1, "pre": 2}[base])
+    return float(per.mean()) if per.size else float("nan")

@@ -2,6 +2,8 @@
 
     hardwood train --data train.csv --label y [--param k=v ...] [--rounds N]
                    [--valid valid.csv] [--early-stopping N] --out model.json
+    hardwood train --data rank.train --format libsvm --param objective=rank:ndcg
+                   [--group FILE | --qid-column COL] [--valid-group FILE] --out model.json
     hardwood predict --model model.json --data test.csv [--label y]
                      [--output value|raw|leaf] --out preds.csv
     hardwood demo [--rows N] [--threads N]
@@ -16,6 +18,12 @@ column and the first odd cells (data row and file line), so a typo never turns a
 column into categories; ``train --categorical COL,...`` declares columns categorical
 whatever they hold. ``predict`` (and ``--valid``) read columns with the model's types: a
 numeric feature's cell that is not a number is an error naming the cell.
+
+Ranking (``objective=rank:ndcg``, ``rank:pairwise``, ``lambdarank``): the query groups of
+``--data`` (and ``--valid``) come from ``--group FILE`` (``--valid-group FILE``), a file of
+query sizes, one a line; else ``--qid-column COL`` (CSV/Parquet); else a LibSVM file's own
+``qid:``; else ``<data>.query`` beside the data file (LightGBM's layout). Groups that do not
+fit the rows are an error naming the file.
 """
 from __future__ import annotations
 
@@ -29,8 +37,8 @@ import time
 import numpy as np
 from tqdm import tqdm
 
-from .data.readers import ColumnTypeError, detect_format, read_table
-from .objectives import ALIASES, DEFAULT_OBJECTIVE, names
+from .data.readers import ColumnTypeError, detect_format, read_table, read_table_with_queries
+from .objectives import ALIASES, DEFAULT_OBJECTIVE, names, objective_class
 from .train.callback import TrainingCallback
 
 EXIT_USAGE = 2
@@ -124,8 +132,10 @@ def _categorical_list(text):
 
 
 def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, numeric=None,
-          hint=True):
-    """read_table with the CLI's options; ``info`` (a model's or training set's features)
+          hint=True, queries=None):
+    """read_table with the CLI's options, as ``(X, y, names, queries)``. ``queries``: None
+    (not looked for; the 4th value is None) or the options of read_table_with_queries
+    (``qid_column``, ``group_file``); ``info`` (a model's or training set's features)
     fixes the LibSVM feature count and id base, and the type of each CSV/Parquet feature
     column (its numeric columns must hold numbers in every cell; other columns are not
     checked). Without ``info``, CSV columns follow read_csv's rule: numeric when every
@@ -150,7 +160,9 @@ def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, num
                 kw["infer"] = False
         kw["categorical"], kw["numeric"] = cat, num
     try:
-        return read_table(path, label=label, fmt=fmt, **kw)
+        if queries is None:
+            return (*read_table(path, label=label, fmt=fmt, **kw), None)
+        return read_table_with_queries(path, label=label, fmt=fmt, **queries, **kw)
     except ColumnTypeError as e:
         if not hint or e.column in (numeric or []):  # the model's numeric feature, the weight
             raise ValueError(e.describe(hint="")) from None
@@ -239,6 +251,32 @@ def _split_weight(X, weight, path):
     return X, w
 
 
+def _ranking_queries(args, ranking):
+    """The query options of the training and the validation file (None: not ranking)."""
+    given = [flag for flag, v in (("--group", args.group), ("--qid-column", args.qid_column),
+                                  ("--valid-group", args.valid_group)) if v]
+    if not ranking:
+        if given:
+            raise CLIError(f"query groups ({', '.join(given)}) apply to a ranking objective "
+                           f"only ({', '.join(names(task='ranking', trainable=True))})")
+        return None, None
+    if args.group and args.qid_column:
+        raise CLIError("give the queries once: --group FILE or --qid-column COL")
+    if args.valid_group and not args.valid:
+        raise CLIError("--valid-group needs a validation file (--valid FILE)")
+    return (dict(group_file=args.group, qid_column=args.qid_column),
+            dict(group_file=args.valid_group, qid_column=args.qid_column))
+
+
+def _need_queries(queries, path):
+    """The Dataset's group=/qid= of a ranking file; a CLIError when none were found."""
+    if queries is None:
+        raise CLIError(f"a ranking objective needs the query groups of {path!r}: give "
+                       f"--group FILE (query sizes, one a line), --qid-column COL (CSV/"
+                       f"Parquet), qid: in a LibSVM file, or put them in {path + '.query'!r}")
+    return queries.dataset_kwargs()
+
+
 class TqdmCallback(TrainingCallback):
     """Advances a tqdm progress bar (on stderr) once per boosting round and shows the
     latest evaluation results."""
@@ -301,7 +339,8 @@ def cmd_train(args) -> int:
         params["n_jobs"] = args.threads
     # check the parameters before reading any data
     from .train.params import ALIASES, resolve_params
-    resolve_params(params)
+    ranking = objective_class(resolve_params(params)["objective"]).task == "ranking"
+    train_queries, valid_queries = _ranking_queries(args, ranking)
     max_bin = 256
     for k, v in params.items():
         if ALIASES.get(k, k) == "max_bin" and v is not None:
@@ -313,23 +352,26 @@ def cmd_train(args) -> int:
     t_read = time.perf_counter()
     cat = _categorical_list(args.categorical) or None
     weight = [args.weight] if args.weight else None
-    X, y, names = _read(args.data, args.label, args.format, no_header=args.no_header,
-                        categorical=cat, numeric=weight)
+    X, y, names, queries = _read(args.data, args.label, args.format, no_header=args.no_header,
+                                 categorical=cat, numeric=weight, queries=train_queries)
     X, w = _split_weight(X, args.weight, args.data)
     if y is None:
         raise CLIError(f"{args.data!r} has no label column")
     fn = names if kind == "libsvm" else None
+    groups = _need_queries(queries, args.data) if ranking else {}
     train_set = hardwood.Dataset(X, y, weight=w, categorical_features=cat, max_bin=max_bin,
-                                 feature_names=fn)
+                                 feature_names=fn, **groups)
     valid_sets, valid_names = [train_set], ["train"]
     if args.valid:
-        Xv, yv, _ = _read(args.valid, args.label, args.valid_format or args.format,
-                          no_header=args.no_header, info=train_set.info, numeric=weight)
+        Xv, yv, _, queries = _read(args.valid, args.label, args.valid_format or args.format,
+                                   no_header=args.no_header, info=train_set.info,
+                                   numeric=weight, queries=valid_queries)
         Xv, wv = _split_weight(Xv, args.weight, args.valid)
         if yv is None:
             raise CLIError(f"{args.valid!r} has no label column")
         Xv = _align(Xv, train_set.info, args.valid)
-        valid_sets.append(hardwood.Dataset(Xv, yv, weight=wv, reference=train_set))
+        groups = _need_queries(queries, args.valid) if ranking else {}
+        valid_sets.append(hardwood.Dataset(Xv, yv, weight=wv, reference=train_set, **groups))
         valid_names.append("valid")
     t_read = time.perf_counter() - t_read
 
@@ -344,8 +386,10 @@ def cmd_train(args) -> int:
         raise OSError(f"cannot write the model to {args.out!r}: {e.strerror or e}") from None
 
     done = model.num_boosted_rounds
+    n_queries = "" if train_set.group is None else f", {len(train_set.group) - 1} queries"
     parts = [f"trained {done} round{'s' if done != 1 else ''} in {t_train:.2f}s "
-             f"({train_set.n_rows} rows x {train_set.n_features} features; data {t_read:.2f}s)"]
+             f"({train_set.n_rows} rows x {train_set.n_features} features{n_queries}; "
+             f"data {t_read:.2f}s)"]
     best = model.best_iteration
     at = best if best is not None else done - 1
     for name in valid_names:
@@ -387,8 +431,8 @@ def cmd_predict(args) -> int:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
     _check_out(args.out, "predictions")
     model = hardwood.load(args.model)
-    X, y, _ = _read(args.data, args.label, args.format, no_header=args.no_header, info=model.info,
-                    hint=False)
+    X, y, _, _ = _read(args.data, args.label, args.format, no_header=args.no_header,
+                       info=model.info, hint=False)
     X = _align(X, model.info, args.data)
     t0 = time.perf_counter()
     with threads(args.threads):
@@ -518,6 +562,16 @@ def build_parser() -> argparse.ArgumentParser:
                         "categorical when no cell is, and an error naming the cells when it "
                         "mixes numbers and text (a typo in a numeric column is never turned "
                         "into categories); Parquet columns keep the file's types")
+    t.add_argument("--group", metavar="FILE",
+                   help="ranking: the query sizes of --data, one integer a line (LightGBM's "
+                        ".query file); by default a LibSVM file's own qid:, else "
+                        "<data>.query beside the data file")
+    t.add_argument("--valid-group", metavar="FILE",
+                   help="ranking: the query sizes of --valid (default: its qid: or "
+                        "<valid>.query)")
+    t.add_argument("--qid-column", metavar="COL",
+                   help="ranking: the column of query ids (CSV/Parquet; each query's rows "
+                        "consecutive), taken out of the features, in --data and --valid")
     t.add_argument("--format", metavar="FMT", help=fmt_help)
     t.add_argument("--no-header", action="store_true",
                    help="CSV without a header row (columns are then chosen by index)")

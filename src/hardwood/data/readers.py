@@ -16,6 +16,21 @@ One entry point, :func:`read_table`, returns ``(X, y, feature_names)``:
   field of a line. Feature ids become the columns, and the names ``f<id>`` keep the file's
   ids (``f1, f2, ...`` for a 1-based file, ``f0, f1, ...`` for a 0-based one).
 
+Ranking data (query groups) comes from :func:`read_table_with_queries`, which returns
+``(X, y, feature_names, queries)``; ``read_table`` stays ``(X, y, feature_names)`` and never
+looks at queries. ``queries`` is a :class:`Queries` (``group`` sizes or per-row ``qid``s;
+``Dataset(X, y, **queries.dataset_kwargs())``), or None when the file has none. They come
+from, first to last:
+
+- ``group_file``: a LightGBM-style query file, one integer a line, the size of each run of
+  consecutive rows (:func:`read_group_file`); sizes that do not add up to the rows are an
+  error naming the file;
+- ``qid_column`` (CSV/Parquet): that column is taken out of the features as the query ids;
+- a LibSVM file's own ``qid:N`` tokens (:func:`libsvm_qids`); a file with ``qid:`` on some
+  data lines and not on others is an error naming the file and the first odd line;
+- ``<data file>.query`` beside the data file (``rank.train`` + ``rank.train.query``), found by
+  :func:`query_file_beside`. When a LibSVM file has its own qids too, the two must agree.
+
 Errors are ``FileNotFoundError`` (no such file) or ``ValueError`` naming the path and the
 problem; a missing optional reader (pandas, pyarrow) raises ``ImportError`` saying what to
 install.
@@ -26,6 +41,7 @@ import csv
 import numbers
 import os
 import re
+from typing import NamedTuple
 
 import numpy as np
 
@@ -511,7 +527,8 @@ def find_bad_libsvm_line(path: str):
 
 
 def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=np.float64):
-    """Read a LibSVM/SVMlight file (``label idx:val ... [# comment]``; ``qid:`` is skipped).
+    """Read a LibSVM/SVMlight file (``label idx:val ... [# comment]``; ``qid:`` is skipped
+    here, :func:`libsvm_qids` reads it).
 
     zero_based : True (ids start at 0), False (ids start at 1, the LibSVM convention) or
         'auto' (0-based when some line uses id 0).
@@ -558,6 +575,163 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
         raise ValueError(f"LibSVM file {path!r} has no features")
     names = [f"f{j + offset}" for j in range(X.shape[1])]
     return X, np.asarray(y, dtype=np.float64), names
+
+
+# -- query groups (ranking) ------------------------------------------------------------
+def libsvm_qids(path):
+    """The ``qid:N`` of each data line of a LibSVM file (int64), or None when no line has
+    one. Blank and comment-only lines are not rows (as for the data); a file with ``qid:`` on
+    some data lines and not on others raises ValueError naming the first odd line."""
+    path = os.fspath(path)
+    fh = _open_text(path, split_ext(path)[1])
+    if fh is None:
+        raise ValueError(f"cannot read the qids of {path!r}: its compression is not supported "
+                         "here; decompress it first")
+    qids, first_with, first_without = [], None, None
+    with fh:
+        for i, line in enumerate(fh, 1):
+            body = line.split("#", 1)[0].split()
+            if not body:
+                continue
+            qid = next((tok[4:] for tok in body[1:] if _QID.fullmatch(tok)), None)
+            if qid is None:
+                first_without = first_without or i
+            else:
+                first_with = first_with or i
+                qids.append(int(qid))
+            if first_with and first_without:
+                raise ValueError(f"LibSVM file {path!r} gives qid: on some lines but not on "
+                                 f"others (line {first_with} has one, line {first_without} "
+                                 "has none); give every line its query or none")
+    return np.asarray(qids, dtype=np.int64) if first_with else None
+
+
+class Queries(NamedTuple):
+    """The query groups of a data file: ``group`` (sizes of consecutive queries) or ``qid``
+    (one id per row), the other None; ``source`` says where they came from."""
+    group: np.ndarray | None
+    qid: np.ndarray | None
+    source: str
+
+    def dataset_kwargs(self) -> dict:
+        """``group=`` or ``qid=`` for ``hardwood.Dataset``."""
+        return {"group": self.group} if self.group is not None else {"qid": self.qid}
+
+    def boundaries(self, n_rows) -> np.ndarray:
+        """Query boundaries over ``n_rows`` rows; a ValueError names the source."""
+        from ..ranking import group_ptr
+
+        try:
+            return group_ptr(n_rows, self.group, self.qid, what="query")
+        except ValueError as e:
+            raise ValueError(f"bad query groups in {self.source}: {e}") from None
+
+
+def query_file_beside(path):
+    """``<path>.query`` (LightGBM's query file of a data file) when it exists, else None."""
+    candidate = os.fspath(path) + ".query"
+    return candidate if os.path.isfile(candidate) else None
+
+
+def read_group_file(path):
+    """The query sizes of a LightGBM-style query file: one positive integer a line (blank
+    lines skipped). Errors name the file and the line."""
+    path = os.fspath(path)
+    check_file(path)
+    sizes = []
+    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+        for i, line in enumerate(fh, 1):
+            text = line.strip()
+            if not text:
+                continue
+            if not re.fullmatch(r"\+?\d+", text) or int(text) == 0:
+                raise ValueError(f"query file {path!r}, line {i}: {text[:40]!r} is not a "
+                                 "positive integer (a query's number of rows)")
+            sizes.append(int(text))
+    if not sizes:
+        raise ValueError(f"query file {path!r} holds no query sizes")
+    return np.asarray(sizes, dtype=np.int64)
+
+
+def take_qid_column(X, qid_column, path):
+    """Split the column ``qid_column`` off a DataFrame: (features, qids as a numpy array)."""
+    if not hasattr(X, "columns"):
+        raise ValueError(f"qid_column={qid_column!r} needs a CSV/Parquet file with named "
+                         f"columns; {path!r} is not (a LibSVM file gives qid: in its lines)")
+    name = str(qid_column)
+    if name not in [str(c) for c in X.columns]:
+        raise ValueError(f"query id column {name!r} is not among the feature columns of "
+                         f"{path!r}")
+    qid = X[name]
+    if qid.isna().any():
+        row = int(np.flatnonzero(qid.isna().to_numpy())[0])
+        raise ValueError(f"query id column {name!r} in {path!r} has a missing value (first "
+                         f"at data row {row + 1})")
+    X = X.drop(columns=name)
+    if X.shape[1] == 0:
+        raise ValueError(f"data file {path!r} has no feature columns besides the label and "
+                         f"the query ids {name!r}")
+    return X, qid.to_numpy()
+
+
+def _queries_in_file(path, kind, X, qid_column):
+    """(features, Queries or None) from a qid column or a LibSVM file's qid: tokens."""
+    if qid_column is not None:
+        X, qid = take_qid_column(X, qid_column, path)
+        return X, Queries(None, qid, f"column {str(qid_column)!r} of {path!r}")
+    if kind == "libsvm":
+        qid = libsvm_qids(path)
+        if qid is not None:
+            return X, Queries(None, qid, f"the qid: of {path!r}")
+    return X, None
+
+
+def _queries_beside(path, n_rows, found):
+    """Queries from ``<path>.query``, when it exists; when the file gave queries of its own
+    (``found``), the two must describe the same boundaries."""
+    side = query_file_beside(path)
+    if side is None:
+        return found
+    beside = Queries(read_group_file(side), None, f"query file {side!r}")
+    ptr = beside.boundaries(n_rows)
+    if found is not None and not np.array_equal(ptr, found.boundaries(n_rows)):
+        raise ValueError(f"the queries of {found.source} and of {beside.source} disagree; "
+                         "remove one of them")
+    return found or beside
+
+
+def read_table_with_queries(path, label=None, fmt=None, *, qid_column=None, group_file=None,
+                            **kwargs):
+    """:func:`read_table` for ranking data: ``(X, y, feature_names, queries)``, with
+    ``queries`` a :class:`Queries` (checked against the rows) or None when none is found.
+
+    group_file : a query file of sizes (one integer a line); it comes before the file's own
+        qids and ``<path>.query``.
+    qid_column : (CSV/Parquet) the column of query ids, taken out of the features; it may
+        not be the label column.
+    Otherwise a LibSVM file's ``qid:`` tokens, or ``<path>.query`` beside the file."""
+    if group_file is not None and qid_column is not None:
+        raise ValueError("give the queries as a query file or as a qid column, not both")
+    if qid_column is not None and label is not None and str(qid_column) == str(label):
+        raise ValueError(f"the query id column {qid_column!r} is also the label column")
+    path = os.fspath(path)
+    kind = detect_format(path, fmt)
+    if qid_column is not None and kind == "libsvm":
+        raise ValueError(f"qid_column={qid_column!r} does not apply to the LibSVM file "
+                         f"{path!r}, which gives its queries as qid: in its lines")
+    if qid_column is not None:  # leave the ids as they are, whatever they hold
+        kwargs["categorical"] = list(kwargs.get("categorical") or ()) + [str(qid_column)]
+    X, y, names = read_table(path, label, fmt, **kwargs)
+    if group_file is not None:
+        queries = Queries(read_group_file(group_file), None, f"query file {os.fspath(group_file)!r}")
+    else:
+        X, queries = _queries_in_file(path, kind, X, qid_column)
+        queries = _queries_beside(path, X.shape[0], queries)
+    if queries is not None:
+        queries.boundaries(X.shape[0])
+    if qid_column is not None:
+        names = [str(c) for c in X.columns]
+    return X, y, names, queries
 
 
 # -- entry point --------------------------------------------------------------------------

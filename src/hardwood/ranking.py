@@ -126,6 +126,9 @@ def lambda_gradients(score, y, w, weighted, ptr, gain, sigmoid, truncation, ndcg
                 continue  # no relevant row: every order is ideal
             inv_max = 1.0 / best
         spread = s[order[0]] != s[order[m - 1]]
+        disc = np.empty(m)  # each position's discount, once per query
+        for r in range(m):
+            disc[r] = 1.0 / math.log2(2.0 + r)
         total = 0.0
         for i in range(min(trunc, m - 1) if ndcg else m - 1):
             for j in range(i + 1, m):
@@ -140,8 +143,7 @@ def lambda_gradients(score, y, w, weighted, ptr, gain, sigmoid, truncation, ndcg
                 weight = 1.0
                 if ndcg:
                     gap = gain[int(lab[hi])] - gain[int(lab[lo])]
-                    disc = abs(1.0 / math.log2(2.0 + r_hi) - 1.0 / math.log2(2.0 + r_lo))
-                    weight = gap * disc * inv_max
+                    weight = gap * abs(disc[r_hi] - disc[r_lo]) * inv_max
                     if norm and spread:
                         weight /= 0.01 + abs(ds)
                 rho = 1.0 / (1.0 + math.exp(sigmoid * ds))

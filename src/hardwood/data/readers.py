@@ -700,40 +700,6 @@ def _queries_beside(path, n_rows, found):
     return found or beside
 
 
-def read_table_with_queries(path, label=None, fmt=None, *, qid_column=None, group_file=None,
-                            **kwargs):
-    """:func:`read_table` for ranking data: ``(X, y, feature_names, queries)``, with
-    ``queries`` a :class:`Queries` (checked against the rows) or None when none is found.
-
-    group_file : a query file of sizes (one integer a line); it comes before the file's own
-        qids and ``<path>.query``.
-    qid_column : (CSV/Parquet) the column of query ids, taken out of the features; it may
-        not be the label column.
-    Otherwise a LibSVM file's ``qid:`` tokens, or ``<path>.query`` beside the file."""
-    if group_file is not None and qid_column is not None:
-        raise ValueError("give the queries as a query file or as a qid column, not both")
-    if qid_column is not None and label is not None and str(qid_column) == str(label):
-        raise ValueError(f"the query id column {qid_column!r} is also the label column")
-    path = os.fspath(path)
-    kind = detect_format(path, fmt)
-    if qid_column is not None and kind == "libsvm":
-        raise ValueError(f"qid_column={qid_column!r} does not apply to the LibSVM file "
-                         f"{path!r}, which gives its queries as qid: in its lines")
-    if qid_column is not None:  # leave the ids as they are, whatever they hold
-        kwargs["categorical"] = list(kwargs.get("categorical") or ()) + [str(qid_column)]
-    X, y, names = read_table(path, label, fmt, **kwargs)
-    if group_file is not None:
-        queries = Queries(read_group_file(group_file), None, f"query file {os.fspath(group_file)!r}")
-    else:
-        X, queries = _queries_in_file(path, kind, X, qid_column)
-        queries = _queries_beside(path, X.shape[0], queries)
-    if queries is not None:
-        queries.boundaries(X.shape[0])
-    if qid_column is not None:
-        names = [str(c) for c in X.columns]
-    return X, y, names, queries
-
-
 # -- entry point --------------------------------------------------------------------------
 def read_table(path, label=None, fmt=None, **kwargs):
     """Read a data file; returns ``(X, y, feature_names)``.
@@ -764,3 +730,38 @@ def read_table(path, label=None, fmt=None, **kwargs):
             raise TypeError(f"unexpected options for a Parquet file: {extra}")
         return read_parquet(path, label, **kwargs)
     return read_libsvm(path, label, **kwargs)
+
+
+def read_table_with_queries(path, label=None, fmt=None, *, qid_column=None, group_file=None,
+                            **kwargs):
+    """:func:`read_table` for ranking data: ``(X, y, feature_names, queries)``, with
+    ``queries`` a :class:`Queries` (checked against the rows) or None when none is found.
+
+    group_file : a query file of sizes (one integer a line); it comes before the file's own
+        qids and ``<path>.query``.
+    qid_column : (CSV/Parquet) the column of query ids, taken out of the features; it may
+        not be the label column.
+    Otherwise a LibSVM file's ``qid:`` tokens, or ``<path>.query`` beside the file."""
+    if group_file is not None and qid_column is not None:
+        raise ValueError("give the queries as a query file or as a qid column, not both")
+    if qid_column is not None and label is not None and str(qid_column) == str(label):
+        raise ValueError(f"the query id column {qid_column!r} is also the label column")
+    path = os.fspath(path)
+    kind = detect_format(path, fmt)
+    if qid_column is not None and kind == "libsvm":
+        raise ValueError(f"qid_column={qid_column!r} does not apply to the LibSVM file "
+                         f"{path!r}, which gives its queries as qid: in its lines")
+    if qid_column is not None:  # leave the ids as they are, whatever they hold
+        kwargs["categorical"] = list(kwargs.get("categorical") or ()) + [str(qid_column)]
+    X, y, names = read_table(path, label, fmt, **kwargs)
+    if group_file is not None:
+        source = f"query file {os.fspath(group_file)!r}"
+        queries = Queries(read_group_file(group_file), None, source)
+    else:
+        X, queries = _queries_in_file(path, kind, X, qid_column)
+        queries = _queries_beside(path, X.shape[0], queries)
+    if queries is not None:
+        queries.boundaries(X.shape[0])
+    if qid_column is not None:
+        names = [str(c) for c in X.columns]
+    return X, y, names, queries

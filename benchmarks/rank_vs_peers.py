@@ -3,6 +3,7 @@ time on a synthetic MSLR-shaped set, and on the shared LETOR data when it is the
 
     python benchmarks/rank_vs_peers.py [--queries 1000 --docs 100 --features 136 --rounds 100
                                         --repeats 3 --threads 2]
+    python benchmarks/rank_vs_peers.py --study [--rounds 500]   # the prediction study
 
 Synthetic set: ``queries`` queries of ``docs`` rows (100,000 rows by default), 136 features,
 relevance grades 0-4 from a noisy nonlinear score of a few features and a per-query shift
@@ -108,6 +109,43 @@ def compare(name, data, rounds, repeats, threads):
               f" NDCG@10 {ndcg[ours][2] - ndcg[peer][2]:+.4f} (goal within 0.01)")
 
 
+def prediction_study(data, rounds, threads, runtimes=("naive", "struct+", "pred", "vpred",
+                                                       "auto")):
+    """The prediction paper's Table 3 models: LambdaMART on the LETOR data with 10-70 leaves
+    per tree; their NDCG@{1,3,10}, average tree depth, and each runtime's time per row on the
+    test set (median of 5 calls, after a first call that compiles). ``codegen`` is left out:
+    compiling the generated code of 500 trees of 70 leaves took more than 10 minutes."""
+    Xtr, ytr, gtr, Xte, yte, gte = data
+    ptr = group_ptr(len(yte), gte)
+    Xbig = np.tile(Xte, (max(1, 100_000 // len(Xte)), 1))
+    print(f"\nprediction study: LambdaMART, {rounds} trees, lr 0.1 on rank.train; times on "
+          f"{len(Xbig):,} rows (rank.test tiled), {threads} threads, ns per row (median of 5)")
+    print(f"  {'leaves':>6}{'depth':>7}{'NDCG@1':>8}{'NDCG@3':>8}{'NDCG@10':>8}"
+          + "".join(f"{r:>9}" for r in runtimes))
+    for leaves in (10, 30, 50, 70):
+        model = hardwood.train({"objective": "rank:ndcg", "learning_rate": 0.1,
+                                "grow_policy": "lossguide", "max_leaves": leaves,
+                                "max_depth": 0, "min_child_weight": 1e-3, "reg_lambda": 0.0,
+                                "n_jobs": threads},
+                               hardwood.Dataset(Xtr, ytr, group=gtr), rounds)
+        p = model.predict(Xte)
+        nd = [ranking_metric(f"ndcg@{c}", yte, p, ptr) for c in (1, 3, 10)]
+        depth = np.mean([t.depth() for t in model.trees])
+        cells = []
+        for r in runtimes:
+            c = hardwood.compile(model, r)
+            out = c.predict(Xbig)
+            assert np.allclose(out, model.predict(Xbig), rtol=1e-6, atol=1e-9), r
+            ts = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                c.predict(Xbig)
+                ts.append(time.perf_counter() - t0)
+            cells.append(statistics.median(ts) / len(Xbig) * 1e9)
+        print(f"  {leaves:>6}{depth:7.1f}" + "".join(f"{v:8.4f}" for v in nd)
+              + "".join(f"{v:9.1f}" for v in cells), flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--queries", type=int, default=1000)
@@ -116,7 +154,15 @@ def main():
     ap.add_argument("--rounds", type=int, default=100)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--study", action="store_true",
+                    help="only the prediction study (LambdaMART with 10-70 leaves on LETOR)")
     args = ap.parse_args()
+    if args.study:
+        real = letor()
+        if real is None:
+            raise SystemExit("the prediction study needs ../shared/data/rank.train")
+        prediction_study(real, args.rounds, args.threads)
+        return
     Xtr, ytr, gtr = synthetic(args.queries, args.docs, args.features, 0)
     Xte, yte, gte = synthetic(max(args.queries // 5, 1), args.docs, args.features, 1)
     # warm-up: every library's and every kernel's first call outside the timers

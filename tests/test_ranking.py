@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import hardwood
-from hardwood.ranking import group_ptr, lambda_gradients, ranking_metric
+from hardwood.ranking import group_ptr, ideal_dcgs, lambda_gradients, ranking_metric
 
 DATA = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 
@@ -91,7 +91,8 @@ def test_lambda_gradients_equal_the_pairwise_definition(ndcg, norm, trunc):
     gain = np.array([0.0, 1.0, 3.0, 7.0])
     g = np.empty(len(y), dtype=np.float32)
     h = np.empty(len(y), dtype=np.float32)
-    lambda_gradients(s, y, np.ones(1), False, ptr, gain, 1.5, trunc, ndcg, norm, g, h)
+    lambda_gradients(s, y, np.ones(1), False, ptr, gain, ideal_dcgs(y, ptr, gain, trunc), 1.5,
+                     trunc, ndcg, norm, g, h)
     for q in range(len(sizes)):
         b, e = ptr[q], ptr[q + 1]
         ng, nh = _naive_lambdas(s[b:e], y[b:e], gain, 1.5, trunc, ndcg, norm)

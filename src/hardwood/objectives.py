@@ -254,10 +254,14 @@ class _Ranking(Objective):
 
     def set_queries(self, ptr):
         self.ptr = ptr
+        self._best_dcg = None  # each query's ideal DCG, at the first gradients
 
     def gradients(self, pred, y, w, g, h):
+        if self._best_dcg is None:
+            self._best_dcg = ranking.ideal_dcgs(y, self.ptr, self.gain, self.truncation)
         ranking.lambda_gradients(pred[0], y, *_weight_args(w), self.ptr, self.gain,
-                                 self.sigmoid, self.truncation, self.ndcg, self.norm, g[0], h[0])
+                                 self._best_dcg, self.sigmoid, self.truncation, self.ndcg,
+                                 self.norm, g[0], h[0])
 
 
 class RankNDCG(_Ranking):

@@ -101,9 +101,22 @@ def _ideal_dcg(labels, gain, k):
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def lambda_gradients(score, y, w, weighted, ptr, gain, sigmoid, truncation, ndcg, norm, g, h):
+def ideal_dcgs(y, ptr, gain, k):
+    """Each query's ideal DCG at ``k``: the labels do not change between rounds, so the
+    trainer computes these once."""
+    nq = ptr.shape[0] - 1
+    out = np.empty(nq)
+    for q in prange(nq):
+        out[q] = _ideal_dcg(y[ptr[q]:ptr[q + 1]], gain, k)
+    return out
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def lambda_gradients(score, y, w, weighted, ptr, gain, best_dcg, sigmoid, truncation, ndcg,
+                     norm, g, h):
     """g, h of every row, one query at a time (see the module docstring); ``ndcg`` False is
-    RankNet (rank:pairwise). Row weights multiply a row's g and h."""
+    RankNet (rank:pairwise). Row weights multiply a row's g and h. ``best_dcg``: each
+    query's ideal DCG at ``truncation`` (``ideal_dcgs``; unused by RankNet)."""
     for q in prange(ptr.shape[0] - 1):
         b, e = ptr[q], ptr[q + 1]
         m = e - b
@@ -121,7 +134,7 @@ def lambda_gradients(score, y, w, weighted, ptr, gain, sigmoid, truncation, ndcg
         trunc = m
         if ndcg:
             trunc = min(truncation, m)
-            best = _ideal_dcg(lab, gain, trunc)
+            best = best_dcg[q]
             if best <= 0.0:
                 continue  # no relevant row: every order is ideal
             inv_max = 1.0 / best

@@ -361,12 +361,20 @@ class CudaPages:
         m = int(rows.shape[0])
         if m == self.n_rows:  # every row (row ids are unique and ascending): no upload
             iota[_blocks(m), TPB](self.rows, m)
+            self.load_segments(None, [0], [m])
         else:
-            self.rows[:m].copy_to_device(np.ascontiguousarray(rows, dtype=np.int32))
-            self.transfers["h2d_bytes"] += 4 * m
-        self.seg = {0: (0, m)}
-        self._scale = None
+            self.load_segments(rows, [0], [m])
         return m
+
+    def load_segments(self, rows, begins, ends):
+        """The tree's rows (None: already on the device) and node ``k``'s segment
+        ``begins[k]:ends[k]`` of them; a new tree's gradients are quantised at its first ①."""
+        if rows is not None and rows.shape[0]:
+            self.rows[:rows.shape[0]].copy_to_device(np.ascontiguousarray(rows, dtype=np.int32))
+            self.transfers["h2d_bytes"] += 4 * rows.shape[0]
+        self.seg = {k: (int(b), int(e)) for k, (b, e) in enumerate(zip(begins, ends))}
+        self._scale = None
+        return len(self.seg)
 
     def count(self, node):
         b, e = self.seg[node]
@@ -396,20 +404,18 @@ class CudaPages:
     def histograms(self, nodes, g, h):
         """(len(nodes), total_bins, 2) float64: each node's (sum g, sum h) per bin."""
         sg, sh = self._quantised(g, h)
-        out = np.empty((len(nodes), self.total_bins, 2))
+        size = len(nodes) * self.total_bins * 2
+        hists = cuda.device_array((len(nodes), self.total_bins, 2), dtype=np.int64)
+        fill_zero[_blocks(size), TPB](hists.reshape(size))
         for k, node in enumerate(nodes):
             b, e = self.seg[node]
-            hist = cuda.device_array((self.total_bins, 2), dtype=np.int64)
-            fill_zero[_blocks(2 * self.total_bins), TPB](hist.reshape(2 * self.total_bins))
             for d_groups, n_groups, on_chip, shared_bytes in self.launches:
                 grid = (_blocks(e - b, cap=MAX_ROW_BLOCKS), n_groups)
                 hist_group[grid, TPB, 0, shared_bytes](
                     self.words, self.rows, b, e, self.gq, self.hq, d_groups, self.offsets,
-                    self.bits, self.per_word, on_chip, hist)
-            q = self._down(hist)
-            out[k, :, 0] = q[:, 0] / sg
-            out[k, :, 1] = q[:, 1] / sh
-        return out
+                    self.bits, self.per_word, on_chip, hists[k])
+        q = self._down(hists)  # one copy for all the nodes
+        return q * np.array([1.0 / sg, 1.0 / sh])
 
     # -- ③ -----------------------------------------------------------------------------------------
     def partition(self, nodes, features, tables, lefts, rights):
@@ -487,22 +493,12 @@ class CudaRowBackend:
         self.page = CudaPages(bins_row, offsets, transfers)
         self.bins_row, self.lanes = bins_row, lanes
 
-    def _load(self, rows, begins, ends):
-        pg = self.page
-        m = int(rows.shape[0])
-        if m:
-            pg.rows[:m].copy_to_device(np.ascontiguousarray(rows, dtype=np.int32))
-            pg.transfers["h2d_bytes"] += 4 * m
-        pg.seg = {k: (int(b), int(e)) for k, (b, e) in enumerate(zip(begins, ends))}
-        pg._scale = None
-        return len(pg.seg)
-
     def build_histograms(self, rows, begins, ends, g, h):
-        k = self._load(rows, begins, ends)
+        k = self.page.load_segments(rows, begins, ends)
         return self.page.histograms(list(range(k)), g, h)
 
     def partition(self, rows, begins, ends, features, left_tables):
-        k = self._load(rows, begins, ends)
+        k = self.page.load_segments(rows, begins, ends)
         pg = self.page
         pg.partition(list(range(k)), features, left_tables, [k + i for i in range(k)],
                      [2 * k + i for i in range(k)])

@@ -34,6 +34,8 @@ def test_groups_and_qids_give_the_same_boundaries_and_bad_ones_are_named():
         group_ptr(6, group=[3, 0, 3])
     with pytest.raises(ValueError, match="qid 7 appears in rows that are not contiguous"):
         group_ptr(5, qid=[7, 7, 3, 7, 3])
+    with pytest.raises(ValueError, match="qid has a missing value .first at row 2"):
+        group_ptr(4, qid=[1.0, 1.0, np.nan, np.nan])
     with pytest.raises(ValueError, match="exactly one of them"):
         group_ptr(6, group=[6], qid=np.zeros(6))
     X, y, sizes = _queries()

@@ -58,6 +58,9 @@ def group_ptr(n_rows, group=None, qid=None, what="group"):
         raise ValueError(f"qid must hold one query id per row ({n_rows}), got shape {q.shape}")
     if n_rows == 0:
         raise ValueError("no rows")
+    if q.dtype.kind == "f" and np.isnan(q).any():  # NaN != NaN: each row would be a query
+        raise ValueError(f"qid has a missing value (first at row "
+                         f"{int(np.flatnonzero(np.isnan(q))[0])}); every row needs its query")
     starts = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1])
     ids = q[starts]
     if np.unique(ids).size != ids.size:  # some query in two runs: name the first

@@ -37,7 +37,10 @@ class Booster:
     :class:`hardwood.Model` of its own, which later rounds do not change)."""
 
     def __init__(self, params, train_set: Dataset, valid_sets=(), valid_names=(),
-                 init_model=None):
+                 init_model=None, pages=None):
+        """``pages``: rows that live elsewhere, worked by a ``Pages`` object of the caller's
+        (``hardwood.dask``: the partitions on the workers); ``train_set`` then holds the
+        labels, weights and bins but no binned matrices."""
         p = resolve_params(params)
         if not isinstance(train_set, Dataset):
             raise TypeError(f"train_set must be a hardwood.Dataset, got {type(train_set).__name__}")
@@ -90,15 +93,18 @@ class Booster:
         self.trees, self.groups = [], []
         self._all_rows = None  # the row ids of an unsampled tree, refilled for each tree
         with threads(p["n_jobs"]):
-            pages = p["pages"]
+            own_pages, pages = pages, p["pages"]
             paged = train_set.pages_on_disk is not None  # Dataset.from_batches: on disk
             on_gpu = p["device"] == "cuda"
-            self.backend = None if paged or on_gpu else make_backend(p["backend"], train_set)
+            self.backend = (None if paged or on_gpu or own_pages is not None
+                            else make_backend(p["backend"], train_set))
             self._transfers_total = None  # on pages on disk with device='cuda'
             if on_gpu and paged:
                 _check_cuda()
                 self._transfers_total = {"h2d_bytes": 0, "d2h_bytes": 0}
-            if on_gpu and not paged:
+            if own_pages is not None:
+                self.pages = own_pages
+            elif on_gpu and not paged:
                 self.pages = _cuda_pages(train_set, pages)
             elif paged:
                 if pages is not None:
@@ -132,9 +138,11 @@ class Booster:
                             predict_binned(v.bins_row, binned, vp[k])
                     self.trees.append(tree)
                     self.groups.append(int(k))
-        # device='cuda' with an objective the device computes: margins, g and h stay there
+        # device='cuda' (or Dask workers) with an objective computed there: margins, g and h
+        # stay there; pages name the objectives they compute (default: the device's)
+        there = getattr(self.pages, "margin_objectives", None)
         self._dev = (getattr(self.pages, "bind_margins", None) is not None
-                     and obj.name in _device_objectives() and not obj.refit_leaves)
+                     and obj.name in (there or _device_objectives()) and not obj.refit_leaves)
         if self._dev:
             self.pages.bind_margins(obj.name, y, train_set.weight, self.pred)
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included

@@ -32,6 +32,13 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
         if not isinstance(early_stopping_rounds, (int, np.integer)) or early_stopping_rounds < 1:
             raise ValueError("early_stopping_rounds must be a positive integer")
     bst = Booster(params, train_set, valid_sets, valid_names, init_model=init_model)
+    return train_booster(bst, num_boost_round, early_stopping_rounds, callbacks, verbose_eval)
+
+
+def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None, callbacks=(),
+                  verbose_eval=False) -> Model:
+    """``train``'s loop over a Booster built by the caller (``hardwood.dask`` builds one over
+    its workers' pages): rounds, evaluation, callbacks, early stopping; returns the Model."""
     if early_stopping_rounds is not None and not bst.valid_sets:
         raise ValueError("early_stopping_rounds needs at least one set in valid_sets")
     cbs = CallbackContainer(list(callbacks or []))

@@ -423,6 +423,13 @@ def _write_predictions(out, pred, output):
         raise OSError(f"cannot write the predictions to {out!r}: {e.strerror or e}") from None
 
 
+def read_for_model(path, label, fmt, info, no_header=False):
+    """``(X, y)`` of a data file read for a model whose features are ``info``: columns typed,
+    selected and ordered as the model's (``report`` reads its data this way)."""
+    X, y, _, _ = _read(path, label, fmt, no_header=no_header, info=info, hint=False)
+    return _align(X, info, path), y
+
+
 def cmd_predict(args) -> int:
     import hardwood
     from .parallel import threads
@@ -529,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="hardwood", description="Fast gradient-boosted trees.")
     parser.add_argument("--version", action="version", version=f"hardwood {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{train,predict,demo}")
+    sub = parser.add_subparsers(dest="command", metavar="{train,predict,demo,report}")
 
     fmt_help = "data format: csv (also tsv/txt), parquet or libsvm (default: from the extension)"
 
@@ -614,6 +621,9 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--seed", type=int, default=0, metavar="N", help="random seed (default 0)")
     d.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     d.set_defaults(func=cmd_demo)
+
+    from . import report
+    report.add_parser(sub)
     return parser
 
 

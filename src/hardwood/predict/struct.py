@@ -92,11 +92,21 @@ def _walk_plus(X, r, node, nodes, catoff, bits, ncat):
             return node
         f = ff & FEAT_MASK
         v = X[r, f]
+        # Branches, as the paper's Struct+ (predication is ``pred``'s job): lossguide and
+        # lopsided trees send most rows one way, where a predicted branch lets the next
+        # node's load start early and a select would wait for the comparison.
+        left = nodes[node].left
         if ff & CAT_BIT:
-            go_left = cat_left(v, catoff[node], f, bits, ncat, (ff & DL_BIT) != 0)
+            if cat_left(v, catoff[node], f, bits, ncat, (ff & DL_BIT) != 0):
+                node = left
+            else:
+                node = left + 1
+        elif v <= nodes[node].thr:
+            node = left
+        elif v != v and (ff & DL_BIT) != 0:
+            node = left
         else:
-            go_left = (v <= nodes[node].thr) | ((v != v) & ((ff & DL_BIT) != 0))
-        node = nodes[node].left + 1 - np.int64(go_left)
+            node = left + 1
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import hardwood
 from hardwood.ranking import group_ptr, ideal_dcgs, lambda_gradients, ranking_metric
@@ -180,3 +181,35 @@ def test_ndcg_at_10_within_0_01_of_lightgbm_on_the_letor_data():
                       callbacks=[lgb.record_evaluation(rec := {})])
     np.testing.assert_allclose(ranking_metric("ndcg@10", yte, peer2.predict(Xte), ptr),
                                rec["valid_0"]["ndcg@10"][-1], rtol=1e-6)
+
+
+# -- scikit-learn's estimator checks ---------------------------------------------------------
+class _OneQueryRanker(hardwood.GBDTRanker):
+    """GBDTRanker for scikit-learn's generic checks, which fit ``(X, y)`` alone: without
+    ``group``/``qid`` all rows form one query (GBDTRanker itself requires the queries, as
+    LightGBM's and XGBoost's rankers do). Everything else is GBDTRanker's own code."""
+
+    def fit(self, X, y, group=None, qid=None, sample_weight=None, **kwargs):
+        if group is None and qid is None:
+            group = [X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]]
+        return super().fit(X, y, group=group, qid=qid, sample_weight=sample_weight, **kwargs)
+
+
+_NOT_FOR_RANKING = {
+    check: "a row's weight scales its lambda gradients; repeating the row adds pairs within "
+           "its query and changes the query's ideal DCG, so weights are not repetitions "
+           "(LightGBM's lambdarank weighs rows alike)"
+    for check in ("check_sample_weight_equivalence_on_dense_data",
+                  "check_sample_weight_equivalence_on_sparse_data")}
+
+
+@parametrize_with_checks([_OneQueryRanker(n_estimators=5)],
+                         expected_failed_checks=lambda est: _NOT_FOR_RANKING)
+def test_ranker_passes_the_estimator_checks_that_apply_to_rankers(estimator, check):
+    check(estimator)
+
+
+def test_ranker_requires_its_queries():
+    X, y, _ = _queries(5)
+    with pytest.raises(ValueError, match="needs the queries"):
+        hardwood.GBDTRanker(n_estimators=2).fit(X, y)

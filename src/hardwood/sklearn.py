@@ -389,8 +389,10 @@ class GBDTRanker(_GBDTBase):
     first). Extra LambdaMART parameters (``lambdarank_truncation_level``, ``lambdarank_norm``,
     ``label_gain``, ``sigmoid``) go through ``hardwood.train``; the estimator keeps the
     common ones. The default metric is ``ndcg@10``. Rows of weight 0 stay (a query is a run
-    of rows); scikit-learn's generic estimator checks, which fit without queries, do not
-    apply.
+    of rows). ``fit`` requires the queries, so scikit-learn's generic estimator checks run
+    with all rows as one query (``tests/test_ranking.py``); all pass but the two that take a
+    row's weight for its repetition, which ranking cannot honour (a repeated row adds pairs
+    and changes its query's ideal DCG; a weight scales the row's lambda gradients).
     """
 
     _keeps_rows = True

@@ -624,6 +624,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     from . import report
     report.add_parser(sub)
+    from .accel import cli as accel_cli
+    accel_cli.add_parser(sub)  # hardwood simulate (issue 16)
     return parser
 
 

@@ -3,8 +3,9 @@ HistGradientBoosting, in one run, on the same data and thread count.
 
 Every (case, library, threads) fit runs in its own worker process on data generated once
 and saved to disk, so each library starts from the same memory baseline. Times include
-binning (Dataset / DMatrix construction); hardwood's JIT is warmed in the worker on a
-small set first. Peak RSS is the worker's high-water mark during the fit, above its
+binning (Dataset / DMatrix construction). Every library is imported and warmed in the
+worker on a small set first, and each worker runs with the thread count as its limit
+(OMP_NUM_THREADS and NUMBA_NUM_THREADS), binning included. Peak RSS is the worker's high-water mark during the fit, above its
 baseline (data loaded, warm-up done).
 
     python benchmarks/train_vs_peers.py                       # every case, 2 and 1 threads
@@ -214,11 +215,13 @@ def worker(args):
     """Run one fit; print a JSON line."""
     spec = CASES[args.case]
     Xtr, ytr, Xte, yte, raw_bytes = load(args.data)
-    if args.library == "hardwood":  # warm the JIT (from the disk cache) on a slice
+    # every library is imported and warmed on a slice before the timer: its import, hardwood's
+    # JIT (from the disk cache), the peers' own first-call costs
+    warm_spec = dict(spec, rounds=2)
+    FITTERS[args.library](Xtr[:4000], ytr[:4000], warm_spec, args.threads)
+    if args.library == "hardwood":
         from hardwood.data.dataset import CHUNK_ROWS
 
-        warm_spec = dict(spec, rounds=2)
-        fit_hardwood(Xtr[:4000], ytr[:4000], warm_spec, args.threads)
         # a DataFrame this long is binned in chunks by other kernels: load those too
         warm_rows = 2 * CHUNK_ROWS + 1
         if hasattr(Xtr, "iloc") and Xtr.shape[0] > warm_rows:
@@ -242,7 +245,10 @@ def worker(args):
 def run_worker(case, library, threads, data):
     # HARDWOOD_FUSED=1: the fused grower from the warm-up on, compiled there if need be (the
     # default, "auto", takes the learner until it is compiled: the timed fit would compile)
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), HARDWOOD_FUSED="1")
+    # the thread limit covers the whole timed region, binning included, for every library
+    # (NUMBA_NUM_THREADS: hardwood's Dataset bins with every Numba thread)
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), NUMBA_NUM_THREADS=str(threads),
+               HARDWOOD_FUSED="1")
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--worker", "--case", case,
                           "--library", library, "--threads", str(threads), "--data", data],
                          capture_output=True, text=True, env=env)

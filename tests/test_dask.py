@@ -1,0 +1,276 @@
+"""hardwood.dask (issue 17) on a real distributed.LocalCluster of 2 worker processes, each
+with a nanny and one thread: the distributed model equals single-machine training on the
+concatenated data (same trees; 1, 2 and 7 partitions, uneven and empty ones), a worker killed
+with SIGKILL mid-training changes nothing, failures past Dask's retry allowance raise an error
+carrying the last complete model (and init_model continues from it), two concurrent trainings
+on one client both finish, partitions that do not align are refused."""
+import os
+import signal
+import sys
+import threading
+
+import numpy as np
+import pytest
+
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+
+import hardwood  # noqa: E402
+import hardwood.dask as hd  # noqa: E402
+
+N, D = 600, 5
+PARAMS = {"max_depth": 3, "learning_rate": 0.3, "random_state": 0}
+ROUNDS = 6
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, worker_dashboard_address=None)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(N, D))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    x0, x1 = np.nan_to_num(X[:, 0]), np.nan_to_num(X[:, 1])
+    y = x0 + 0.5 * x1 ** 2 + rng.normal(scale=0.1, size=N)
+    yb = (x0 + x1 > 0).astype(np.float64)
+    yc = np.digitize(x0, [-0.5, 0.5]).astype(np.float64)
+    w = rng.integers(1, 4, size=N).astype(np.float64)
+    return X, y, yb, yc, w
+
+
+def _same_model(a, b, atol=1e-9):
+    assert len(a.trees) == len(b.trees)
+    for s, t in zip(a.trees, b.trees):
+        for name in ("feature", "left", "right", "default_left"):
+            np.testing.assert_array_equal(getattr(s, name), getattr(t, name))
+        np.testing.assert_array_equal(s.threshold, t.threshold)
+        np.testing.assert_allclose(s.value, t.value, rtol=0, atol=atol)
+    np.testing.assert_allclose(a.base_score, b.base_score, rtol=0, atol=1e-12)
+
+
+def _dask(v, chunks):
+    return da.from_array(v, chunks=(chunks,) + v.shape[1:])
+
+
+CHUNKS = [(600,), (300, 300), (100, 0, 50, 200, 1, 149, 100)]
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("chunks", CHUNKS, ids=["1", "2", "7-uneven-empty"])
+def test_equals_single_machine(client, data, chunks):
+    X, y, *_ = data
+    ref = hardwood.train(PARAMS, hardwood.Dataset(X, y), num_boost_round=ROUNDS)
+    m = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks), num_boost_round=ROUNDS)
+    assert isinstance(m, hardwood.Model)
+    _same_model(m, ref)
+    np.testing.assert_allclose(m.predict(X), ref.predict(X), rtol=0, atol=1e-6)
+    prof = m.training_profile
+    assert prof["dask_levels"] >= ROUNDS and prof["dask_bytes"] > 0
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("task", ["binary", "multiclass"])
+def test_classification_weights_and_sampling(client, data, task):
+    """Logistic with weights, softmax with row sampling and column sampling per tree and per
+    node: the same random draws as the single machine, the same trees."""
+    X, _, yb, yc, w = data
+    chunks = (100, 0, 250, 250)
+    if task == "binary":
+        params = dict(PARAMS, objective="binary:logistic")
+        y, weight = yb, w
+    else:
+        params = dict(PARAMS, objective="multi:softprob", subsample=0.7,
+                      colsample_bytree=0.8, colsample_bynode=0.8)
+        y, weight = yc, None
+    ref = hardwood.train(params, hardwood.Dataset(X, y, weight=weight), num_boost_round=4)
+    m = hd.train(client, params, _dask(X, chunks), _dask(y, chunks),
+                 weight=None if weight is None else _dask(weight, chunks), num_boost_round=4)
+    _same_model(m, ref)
+    np.testing.assert_allclose(m.predict(X), ref.predict(X), rtol=0, atol=1e-6)
+
+
+@pytest.mark.timeout(120)
+def test_dataframe_valid_sets_and_lazy_predict(client, data):
+    import pandas as pd
+
+    X, y, *_ = data
+    names = [f"f{j}" for j in range(D)]
+    df = pd.DataFrame(X, columns=names)
+    Xd = dd.from_pandas(df, npartitions=3)
+    yd = dd.from_pandas(pd.Series(y), npartitions=3)
+    Xv, yv = X[:100], y[:100]
+    ref_ds = hardwood.Dataset(df, y)
+    ref = hardwood.train(PARAMS, ref_ds, num_boost_round=ROUNDS,
+                         valid_sets=[ref_ds, hardwood.Dataset(Xv, yv, reference=ref_ds)],
+                         valid_names=["train", "v"])
+    m = hd.train(client, PARAMS, Xd, yd, num_boost_round=ROUNDS,
+                 valid_sets=[(Xd, yd), (_dask(Xv, (50, 50)), _dask(yv, (50, 50)))],
+                 valid_names=["train", "v"])
+    _same_model(m, ref)
+    assert m.feature_names == names
+    for name in ("train", "v"):
+        np.testing.assert_allclose(m.evals_result[name]["rmse"], ref.evals_result[name]["rmse"],
+                                   rtol=1e-9)
+    lazy = hd.predict(client, m, Xd)
+    assert isinstance(lazy, dd.Series)
+    np.testing.assert_allclose(lazy.compute().to_numpy(), ref.predict(df), rtol=0, atol=1e-6)
+    arr = hd.predict(client, m, _dask(X, (200, 0, 400)))
+    assert isinstance(arr, da.Array) and arr.shape == (N,)
+    np.testing.assert_allclose(arr.compute(), ref.predict(X), rtol=0, atol=1e-6)
+
+
+@pytest.mark.timeout(60)
+def test_partitions_that_do_not_align(client, data):
+    import pandas as pd
+
+    X, y, *_ = data
+    with pytest.raises(ValueError, match="do not align: partition 0 of X has 300 rows"):
+        hd.train(client, PARAMS, _dask(X, (300, 300)), _dask(y, (200, 400)), num_boost_round=1)
+    with pytest.raises(ValueError, match="do not align: X has 2 partitions, y has 3"):
+        hd.train(client, PARAMS, _dask(X, (300, 300)), _dask(y, (200, 200, 200)),
+                 num_boost_round=1)
+    with pytest.raises(ValueError, match="do not align: X has 2 partitions, weight has 1"):
+        hd.train(client, PARAMS, _dask(X, (300, 300)), _dask(y, (300, 300)),
+                 weight=_dask(np.ones(N), (600,)), num_boost_round=1)
+    # unknown partition lengths: counted on the workers
+    Xd = dd.from_pandas(pd.DataFrame(X), npartitions=2)
+    yd = dd.from_pandas(pd.Series(y), npartitions=2)
+    yd = yd[yd > yd.min()]  # one row fewer in one partition
+    with pytest.raises(ValueError, match="do not align: partition"):
+        hd.train(client, PARAMS, Xd, yd, num_boost_round=1)
+    with pytest.raises(TypeError, match="dask.array or dask.dataframe"):
+        hd.train(client, PARAMS, X, _dask(y, (600,)), num_boost_round=1)
+    with pytest.raises(ValueError, match="does not train objective"):
+        hd.train(client, dict(PARAMS, objective="reg:absoluteerror"), _dask(X, (600,)),
+                 _dask(y, (600,)), num_boost_round=1)
+
+
+class _KillAtRound(hardwood.TrainingCallback):
+    """SIGKILLs one worker process after round ``at``."""
+
+    def __init__(self, client, at):
+        self.client, self.at, self.killed = client, at, None
+
+    def after_iteration(self, model, epoch, evals_log):
+        if epoch == self.at and self.killed is None:
+            pids = self.client.run(os.getpid)
+            addr = sorted(pids)[0]
+            os.kill(pids[addr], signal.SIGKILL)
+            self.killed = pids[addr]
+        return False
+
+
+def _wait_for_two(client):
+    client.wait_for_workers(2, timeout=60)
+
+
+@pytest.mark.timeout(120)
+def test_worker_killed_mid_training(client, data):
+    X, y, *_ = data
+    chunks = (150, 150, 150, 150)
+    ref = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks), num_boost_round=ROUNDS)
+    kill = _KillAtRound(client, 3)
+    m = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks), num_boost_round=ROUNDS,
+                 callbacks=[kill])
+    assert kill.killed is not None
+    _same_model(m, ref, atol=0)
+    _wait_for_two(client)
+    assert kill.killed not in client.run(os.getpid).values()  # the nanny started a new one
+
+
+class _KillOnHistogram(distributed.WorkerPlugin):
+    """Kills its worker whenever a histogram task of hardwood starts there: every retry
+    dies too."""
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish == "executing" and "hardwood-hist-" in str(key):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+class _ArmAtRound(hardwood.TrainingCallback):
+    def __init__(self, client, at):
+        self.client, self.at = client, at
+
+    def after_iteration(self, model, epoch, evals_log):
+        if epoch == self.at:
+            self.client.register_plugin(_KillOnHistogram(), name="hardwood-test-kill")
+        return False
+
+
+def _unregister(client, name):
+    """Remove a worker plugin; a worker it is killing may close the broadcast: again."""
+    import time
+
+    for _ in range(20):
+        try:
+            client.unregister_worker_plugin(name)
+            return
+        except ValueError:  # no longer registered
+            return
+        except (OSError, distributed.comm.core.CommClosedError):
+            time.sleep(0.5)
+    raise AssertionError(f"worker plugin {name!r} could not be removed")
+
+
+@pytest.mark.timeout(180)
+def test_failures_past_the_retries_raise_with_the_last_model(client, data):
+    import cloudpickle
+
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    X, y, *_ = data
+    chunks = (300, 300)
+    ref = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks), num_boost_round=ROUNDS)
+    scheduler = client.cluster.scheduler
+    allowed = scheduler.allowed_failures
+    scheduler.allowed_failures = 0
+    try:
+        with pytest.raises(hd.DaskTrainingError, match="last complete model") as err:
+            hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks),
+                     num_boost_round=ROUNDS, callbacks=[_ArmAtRound(client, 2)])
+    finally:
+        _unregister(client, "hardwood-test-kill")
+        scheduler.allowed_failures = allowed
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    _wait_for_two(client)
+    last = err.value.model
+    assert last is not None and len(last.trees) == 3  # rounds 0, 1, 2 complete
+    _same_model(last, ref.__class__(ref.trees[:3], ref.tree_group[:3], ref.base_score,
+                                    ref.objective, ref.n_outputs, ref.info))
+    resumed = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks),
+                       num_boost_round=ROUNDS - 3, init_model=last)
+    _same_model(resumed, ref, atol=0)
+
+
+@pytest.mark.timeout(120)
+def test_two_concurrent_trainings(client, data):
+    X, y, yb, *_ = data
+    jobs = {"reg": (PARAMS, y, (200, 400)),
+            "bin": (dict(PARAMS, objective="binary:logistic", max_depth=2), yb, (100, 250, 250))}
+    refs = {k: hardwood.train(p, hardwood.Dataset(X, t), num_boost_round=ROUNDS)
+            for k, (p, t, _) in jobs.items()}
+    out, errors = {}, []
+
+    def run(k):
+        p, t, ch = jobs[k]
+        try:
+            out[k] = hd.train(client, p, _dask(X, ch), _dask(t, ch), num_boost_round=ROUNDS)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(100)
+    assert not errors, errors
+    for k in jobs:
+        _same_model(out[k], refs[k])

@@ -238,8 +238,13 @@ class _ForestBase(BaseEstimator):
             if Xraw.dtype not in (np.float32, np.float64):
                 Xraw = Xraw.astype(np.float64)
             Xraw = np.ascontiguousarray(Xraw)
+        # hardwood.dask's tree-parallel mode: each worker grows its share of the trees (a
+        # tree's draws depend on the seed and its index only: the forest is the same)
+        tree_ids = getattr(self, "_tree_ids", None)
+        if tree_ids is None:
+            tree_ids = range(len(old), self.n_estimators)
         with threads(self.n_jobs):
-            new = grow_forest(data, tp, plan, self._seed, range(len(old), self.n_estimators),
+            new = grow_forest(data, tp, plan, self._seed, tree_ids,
                               device=self.device, growth=growth, crossover=crossover, oob=oob,
                               X=Xraw, tree_parallel=getattr(self, "_tree_parallel", None))
             if oob is not None and old:  # out-of-bag over every tree, old ones included

@@ -274,3 +274,59 @@ def test_two_concurrent_trainings(client, data):
     assert not errors, errors
     for k in jobs:
         _same_model(out[k], refs[k])
+
+
+@pytest.mark.timeout(120)
+def test_gbdt_estimators(client, data):
+    X, y, _, yc, _ = data
+    labels = np.array([3, 5, 9])[yc.astype(int)]
+    chunks = (250, 0, 350)
+    reg = hd.DaskGBDTRegressor(n_estimators=4, max_depth=3)
+    reg.client = client
+    reg.fit(_dask(X, chunks), _dask(y, chunks))
+    ref = hardwood.GBDTRegressor(n_estimators=4, max_depth=3).fit(X, y)
+    out = reg.predict(_dask(X, chunks))
+    assert isinstance(out, da.Array)
+    np.testing.assert_allclose(out.compute(), ref.predict(X), rtol=0, atol=1e-6)
+    clf = hd.DaskGBDTClassifier(n_estimators=3, max_depth=3)
+    clf.client = client
+    clf.fit(_dask(X, chunks), _dask(labels, chunks))
+    ref = hardwood.GBDTClassifier(n_estimators=3, max_depth=3).fit(X, labels)
+    np.testing.assert_array_equal(clf.classes_, [3, 5, 9])
+    np.testing.assert_allclose(clf.predict_proba(_dask(X, chunks)).compute(),
+                               ref.predict_proba(X), rtol=0, atol=1e-6)
+    np.testing.assert_array_equal(clf.predict(_dask(X, chunks)).compute(), ref.predict(X))
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("kind", ["classifier", "regressor"])
+def test_forests_tree_parallel(client, data, kind):
+    """Each worker grows its share of the trees over the whole data: the forest equals the
+    single-machine forest, tree for tree."""
+    X, y, _, yc, w = data
+    X = np.nan_to_num(X)
+    chunks = (100, 0, 500)
+    if kind == "classifier":
+        est, ref = hd.DaskRandomForestClassifier, hardwood.RandomForestClassifier
+        target = np.array(["a", "b", "c"])[yc.astype(int)]
+    else:
+        est, ref = hd.DaskRandomForestRegressor, hardwood.RandomForestRegressor
+        target = y
+    params = dict(n_estimators=5, max_depth=5, random_state=3)
+    m = est(**params)
+    m.client = client
+    m.fit(_dask(X, chunks), _dask(target, chunks), sample_weight=_dask(w, chunks))
+    r = ref(**params).fit(X, target, sample_weight=w)
+    assert m.mode_ == "tree"
+    assert len(m.forest_.trees) == len(r.forest_.trees) == 5
+    for a, b in zip(m.forest_.trees, r.forest_.trees):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+    if kind == "classifier":
+        np.testing.assert_array_equal(m.classes_, r.classes_)
+        np.testing.assert_allclose(m.predict_proba(_dask(X, chunks)).compute(),
+                                   r.predict_proba(X), rtol=0, atol=1e-12)
+        np.testing.assert_array_equal(m.predict(_dask(X, chunks)).compute(), r.predict(X))
+    else:
+        np.testing.assert_allclose(m.predict(_dask(X, chunks)).compute(), r.predict(X),
+                                   rtol=0, atol=1e-12)

@@ -45,11 +45,14 @@ from .backends.dask import (DaskPages, bin_part, part_length, sketch_part,
 from .data.binning import BinMapper
 from .data.convert import to_float_matrix
 from .data.dataset import Dataset
+from .forest import RandomForestClassifier, RandomForestRegressor
 from .model.model import Model
 from .objectives import names as objective_names, objective_class
+from .sklearn import GBDTClassifier, GBDTRegressor
 from .train.booster import Booster
 from .train.callback import TrainingCallback
 from .train.engine import train_booster
+from .train.forest import Forest
 from .train.params import resolve_params
 
 __all__ = ["train", "predict", "DaskTrainingError", "DaskGBDTRegressor", "DaskGBDTClassifier",
@@ -135,41 +138,50 @@ def _check_aligned(name, n_x, n_v, known_x, known_v):
                          f"rows, {name}'s has {known_v[p]}; give them the same chunks")
 
 
+def _aligned(client, X, y, weight, tag):
+    """(FeatureInfo, X's partition futures, float64 label and weight futures (weights: None),
+    the partitions' row counts): X, y and weight checked to have the same partitions."""
+    info = _meta_info(X)
+    xs, known_x = _delayed_parts(X, "X", True)
+    ys, known_y = _delayed_parts(y, "y", False)
+    _check_aligned("y", len(xs), len(ys), known_x, known_y)
+    ws, known_w = (None, None) if weight is None else _delayed_parts(weight, "weight", False)
+    if ws is not None:
+        _check_aligned("weight", len(xs), len(ws), known_x, known_w)
+    xf, yf = client.compute(xs), client.compute(ys)
+    wf = client.compute(ws) if ws is not None else None
+
+    def lengths(futs, name):
+        return client.gather([client.submit(part_length, f, key=f"hardwood-len{name}-{tag}-{p}")
+                              for p, f in enumerate(futs)])
+
+    sizes = lengths(xf, "X")
+    for name, futs in (("y", yf), ("weight", wf)):
+        if futs is None:
+            continue
+        for p, (a, b) in enumerate(zip(sizes, lengths(futs, name))):
+            if a != b:
+                raise ValueError(f"X and {name} do not align: partition {p} of X has {a} "
+                                 f"rows, {name}'s has {b}; give them the same partitions")
+
+    def vectors(futs, name):
+        return [client.submit(vector_part, f, n, f"{name} partition {p}",
+                              key=f"hardwood-{name}-{tag}-{p}")
+                for p, (f, n) in enumerate(zip(futs, sizes))]
+
+    return info, xf, vectors(yf, "y"), None if wf is None else vectors(wf, "weight"), sizes
+
+
 class _Partitioned:
     """The training data on the workers: binned partitions, labels and weights as futures,
     and the Dataset shell (labels, weights, bins) the Booster needs."""
 
     def __init__(self, client, X, y, weight, max_bin, sketch_size, tag):
-        info = _meta_info(X)
-        xs, known_x = _delayed_parts(X, "X", True)
-        ys, known_y = _delayed_parts(y, "y", False)
-        _check_aligned("y", len(xs), len(ys), known_x, known_y)
-        ws, known_w = (None, None) if weight is None else _delayed_parts(weight, "weight", False)
-        if ws is not None:
-            _check_aligned("weight", len(xs), len(ws), known_x, known_w)
-        P = len(xs)
-        xf = client.compute(xs)
-        yf = client.compute(ys)
-        wf = client.compute(ws) if ws is not None else [None] * P
-        sizes = client.gather([client.submit(part_length, f, key=f"hardwood-len-{tag}-{p}")
-                               for p, f in enumerate(xf)])
-        for name, futs in (("y", yf), ("weight", wf if ws is not None else None)):
-            if futs is None:
-                continue
-            lens = client.gather([client.submit(part_length, f, key=f"hardwood-len{name}-"
-                                                f"{tag}-{p}") for p, f in enumerate(futs)])
-            for p, (a, b) in enumerate(zip(sizes, lens)):
-                if a != b:
-                    raise ValueError(f"X and {name} do not align: partition {p} of X has {a} "
-                                     f"rows, {name}'s has {b}; give them the same partitions")
-        self.labels = [client.submit(vector_part, f, n, f"y partition {p}",
-                                     key=f"hardwood-y-{tag}-{p}")
-                       for p, (f, n) in enumerate(zip(yf, sizes))]
-        self.weights = None if ws is None else [
-            client.submit(vector_part, f, n, f"weight partition {p}", key=f"hardwood-w-{tag}-{p}")
-            for p, (f, n) in enumerate(zip(wf, sizes))]
+        info, xf, self.labels, self.weights, sizes = _aligned(client, X, y, weight, tag)
+        P = len(xf)
+        wf = self.weights or [None] * P
         y_host = np.concatenate(client.gather(self.labels)) if P else np.zeros(0)
-        w_host = None if ws is None else np.concatenate(client.gather(self.weights))
+        w_host = None if self.weights is None else np.concatenate(client.gather(self.weights))
         if y_host.size == 0:
             raise ValueError("X has no rows")
         if w_host is not None:
@@ -178,8 +190,7 @@ class _Partitioned:
             if not np.any(w_host > 0):
                 raise ValueError("weight is zero for every row")
         # pass 1: sketches where the partitions live, merged on the client in partition order
-        sk = client.gather([client.submit(sketch_part, xf[p], wf[p] if ws is not None else None,
-                                          info, int(sketch_size), p,
+        sk = client.gather([client.submit(sketch_part, xf[p], wf[p], info, int(sketch_size), p,
                                           key=f"hardwood-sketch-{tag}-{p}") for p in range(P)])
         merged = sk[0]
         for more in sk[1:]:
@@ -190,7 +201,7 @@ class _Partitioned:
         # the scheduler keeps their recipe, to redo them if a worker dies)
         self.parts = [client.submit(bin_part, xf[p], bm, info, p, key=f"hardwood-bins-{tag}-{p}")
                       for p in range(P)]
-        del xf, yf, wf
+        del xf
         ds = Dataset.__new__(Dataset)
         ds.info, ds.n_rows, ds.n_features = info, int(y_host.size), len(info.names)
         ds.label, ds.weight, ds.group = y_host, w_host, None
@@ -363,3 +374,214 @@ def predict(client, model, X, output="value"):
     meta = (pd.Series([], dtype=np.float64, name="prediction") if K == 1 else
             pd.DataFrame({f"output_{k}": pd.Series([], dtype=np.float64) for k in range(K)}))
     return X.map_partitions(_predict_frame, m, output, meta=meta)
+
+
+# -- estimators ------------------------------------------------------------------------------
+def _unique_labels(y):
+    """The sorted distinct labels of a Dask array or Series (computed)."""
+    import dask.array as da
+
+    if _kind(y, "y") == "array":
+        return np.asarray(da.unique(y.ravel()).compute())
+    if hasattr(y, "columns"):
+        y = y[y.columns[0]]
+    return np.sort(np.asarray(y.unique().compute()))
+
+
+def _encode(y, classes):
+    """Labels -> float codes 0..K-1 (lazily, partition by partition)."""
+    if _kind(y, "y") == "array":
+        return y.ravel().map_blocks(lambda b: np.searchsorted(classes, b).astype(np.float64),
+                                    dtype=np.float64)
+    import pandas as pd
+
+    if hasattr(y, "columns"):
+        y = y[y.columns[0]]
+    return y.map_partitions(lambda s: pd.Series(np.searchsorted(classes, s.to_numpy())
+                                                .astype(np.float64), index=s.index),
+                            meta=pd.Series([], dtype=np.float64))
+
+
+def _as_array(pred):
+    """A lazy prediction as a dask.array (a DataFrame's: row counts unknown)."""
+    import dask.array as da
+
+    return pred if isinstance(pred, da.Array) else pred.to_dask_array()
+
+
+def _n_features(X):
+    return int(X.shape[1]) if _kind(X, "X") == "array" else len(X.columns)
+
+
+class DaskGBDTRegressor(GBDTRegressor):
+    """:class:`hardwood.GBDTRegressor` trained with :func:`train` on Dask collections;
+    ``predict`` returns a lazy Dask collection. The client: the attribute ``client``
+    (set it after construction), else Dask's default client."""
+
+    client = None
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, verbose=False):
+        objective = self.objective or "reg:squarederror"
+        return self._dask_fit(X, y, sample_weight, eval_set, verbose, objective, {})
+
+    def _dask_fit(self, X, y, sample_weight, eval_set, verbose, objective, extra):
+        params = self._train_params(objective)
+        params.update(extra)
+        valid = [] if eval_set is None else list(eval_set)
+        model = train(self.client, params, X, y, weight=sample_weight,
+                      num_boost_round=int(self.n_estimators), valid_sets=valid,
+                      valid_names=[f"validation_{i}" for i in range(len(valid))],
+                      early_stopping_rounds=self.early_stopping_rounds,
+                      verbose_eval=verbose)
+        self.model_ = model
+        self.evals_result_ = model.evals_result
+        self.best_iteration_ = (model.best_iteration
+                                if self.early_stopping_rounds is not None else None)
+        self.n_features_in_ = _n_features(X)
+        gain = np.asarray(model.feature_importances("total_gain"), dtype=np.float64)
+        self.feature_importances_ = gain / gain.sum() if gain.sum() > 0 else gain * 0
+        return self
+
+    def predict(self, X):
+        """Predicted values, lazily."""
+        return predict(self.client, self.model_, X)
+
+class DaskGBDTClassifier(GBDTClassifier):
+    """:class:`hardwood.GBDTClassifier` trained with :func:`train` on Dask collections;
+    ``predict`` and ``predict_proba`` return lazy Dask arrays. The labels' classes are
+    computed first (one pass over y)."""
+
+    client = None
+    _dask_fit = DaskGBDTRegressor._dask_fit
+
+    def fit(self, X, y, sample_weight=None, eval_set=None, verbose=False):
+        classes = _unique_labels(y)
+        if classes.size < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 classes, y has "
+                             f"{classes.size}")
+        self.classes_, self.n_classes_ = classes, int(classes.size)
+        objective = self.objective or ("binary:logistic" if classes.size == 2
+                                       else "multi:softprob")
+        extra = {"num_class": int(classes.size)} if classes.size > 2 else {}
+        valid = None if eval_set is None else [(Xv, _encode(yv, classes))
+                                               for Xv, yv in eval_set]
+        return self._dask_fit(X, _encode(y, classes), sample_weight, valid, verbose,
+                              objective, extra)
+
+    def predict_proba(self, X):
+        """Class probabilities (rows, classes), lazily."""
+        import dask.array as da
+
+        p = _as_array(predict(self.client, self.model_, X))
+        if p.ndim == 1:
+            p = da.stack([1.0 - p, p], axis=1)
+        return p
+
+    def predict(self, X):
+        """The most probable class of each row, lazily."""
+        classes = self.classes_
+        return self.predict_proba(X).map_blocks(
+            lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
+
+
+def _fit_forest_share(cls, params, X, y, w, tree_ids):
+    """A worker's share of a forest: the trees ``tree_ids`` over the whole data."""
+    est = cls(**params)
+    est._tree_ids = list(tree_ids)
+    return est.fit(X, y, sample_weight=w)
+
+
+def _concat(*parts):
+    return np.concatenate(parts) if parts else np.zeros(0)
+
+
+def forest_mode(client, n_rows, n_features):
+    """'tree' (every worker holds the whole data and grows its share of the trees) when the
+    data, raw (float64) and binned (row- and column-major bytes), fit in a quarter of the
+    smallest worker's memory limit; 'histogram' otherwise."""
+    need = n_rows * n_features * (8 + 2) + n_rows * 16
+    limits = [w.get("memory_limit") or 0 for w in
+              client.scheduler_info()["workers"].values()]
+    limit = min(limits) if limits and all(limits) else float("inf")
+    return "tree" if need <= limit / 4 else "histogram"
+
+
+def _forest_fit(self, X, y, sample_weight=None):
+    """Fit on Dask collections (see DaskRandomForestClassifier)."""
+    client = _client(self.client)
+    if self.oob_score or self.warm_start:
+        raise NotImplementedError(f"{type(self).__name__}: oob_score and warm_start are "
+                                  "not supported on Dask yet")
+    tag = uuid.uuid4().hex[:12]
+    if self._classify:
+        classes = _unique_labels(y)
+        y = _encode(y, classes)
+    info, xf, yf, wf, sizes = _aligned(client, X, y, sample_weight, tag)
+    n, d = int(sum(sizes)), len(info.names)
+    self.mode_ = forest_mode(client, n, d)
+    if self.mode_ != "tree":
+        raise NotImplementedError(
+            f"{type(self).__name__}: the data ({n} x {d}) does not fit on each worker, "
+            "and the forests' histogram mode over Dask partitions is not implemented yet")
+    params = self.get_params()
+    params.pop("client", None)
+    rs = params["random_state"]
+    if not isinstance(rs, (int, np.integer)):  # one seed for every worker's share
+        params["random_state"] = int(np.random.RandomState(rs).randint(2**31 - 1))
+    params["n_jobs"] = 1 if params["n_jobs"] is None else params["n_jobs"]
+    Xall = client.submit(_concat, *xf, key=f"hardwood-forest-X-{tag}")
+    yall = client.submit(_concat, *yf, key=f"hardwood-forest-y-{tag}")
+    wall = None if wf is None else client.submit(_concat, *wf, key=f"hardwood-forest-w-{tag}")
+    workers = sorted(client.scheduler_info()["workers"])
+    shares = [s for s in np.array_split(np.arange(self.n_estimators), len(workers))
+              if s.size]
+    base = RandomForestClassifier if self._classify else RandomForestRegressor
+    fitted = client.gather([
+        client.submit(_fit_forest_share, base, params, Xall, yall, wall, s.tolist(),
+                      key=f"hardwood-forest-share-{tag}-{i}",
+                      workers=[workers[i % len(workers)]], allow_other_workers=True)
+        for i, s in enumerate(shares)])
+    first = fitted[0]
+    trees = [t for f in fitted for t in f.forest_.trees]
+    forest = Forest(trees, n_outputs=first.forest_.n_outputs, is_reg=not self._classify,
+                    info=first.forest_.info)
+    for k, v in first.__dict__.items():
+        if k.endswith("_") and not k.startswith("__"):
+            setattr(self, k, v)
+    self.forest_ = forest
+    self.feature_importances_ = forest.feature_importances()
+    self._seed = first._seed
+    if self._classify:
+        self.classes_, self.n_classes_ = classes, int(classes.size)
+    return self
+
+class DaskRandomForestClassifier(RandomForestClassifier):
+    """:class:`hardwood.RandomForestClassifier` on Dask collections. Tree-parallel mode
+    (``mode_ == 'tree'``): the data goes whole to every worker (it fits: see
+    :func:`forest_mode`), each grows its share of the trees, and the forest equals the
+    single-machine forest on the concatenated data with the same ``random_state``,
+    tree for tree. ``predict``/``predict_proba`` return lazy Dask arrays."""
+
+    client = None
+    _classify = True
+    fit = _forest_fit
+
+    def predict_proba(self, X):
+        p = _as_array(predict(self.client, self.model_, X))
+        return p.reshape((p.shape[0], self.n_classes_)) if p.ndim == 1 else p
+
+    def predict(self, X):
+        classes = self.classes_
+        return self.predict_proba(X).map_blocks(
+            lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
+
+class DaskRandomForestRegressor(RandomForestRegressor):
+    """:class:`hardwood.RandomForestRegressor` on Dask collections (see
+    :class:`DaskRandomForestClassifier`)."""
+
+    client = None
+    _classify = False
+    fit = _forest_fit
+
+    def predict(self, X):
+        return _as_array(predict(self.client, self.model_, X))

@@ -98,6 +98,7 @@ def plot_importance(model, importance_type="gain", *, ax=None, max_num_features=
         splits on are left out, as XGBoost does.
     max_num_features : show only the most important ones.
     """
+    require_matplotlib()
     model = as_model(model)
     kind = IMPORTANCE_TYPES.get(importance_type)
     if kind is None:
@@ -203,6 +204,7 @@ def plot_tree(model, tree_index=0, *, ax=None, precision=3, show_info=(), max_ca
         ``show_info``.
     max_categories : the most categories a categorical split lists before '… +N'.
     """
+    require_matplotlib()
     model = as_model(model)
     n_trees = model.num_trees
     if isinstance(tree_index, (bool, np.bool_)) or not isinstance(tree_index, (int, np.integer)):
@@ -255,6 +257,7 @@ def plot_metric(evals_result, metric=None, *, dataset_names=None, ax=None, best_
         if training stopped early, is marked).
     metric : which metric (default: the first one recorded).
     """
+    require_matplotlib()
     if isinstance(evals_result, Model) or hasattr(evals_result, "model_"):
         model = as_model(evals_result)
         evals_result = model.evals_result
@@ -337,8 +340,8 @@ def plot_shap_summary(model, X, *, max_display=20, class_index=None, ax=None, ti
 
     class_index : which output, for a model with several (multiclass).
     """
-    model = as_model(model)
     mpl = require_matplotlib()
+    model = as_model(model)
     contrib = np.asarray(model.predict(X, output="contrib"))
     if model.n_outputs > 1:
         if class_index is None or not 0 <= int(class_index) < model.n_outputs:

@@ -23,7 +23,6 @@ import time
 import numpy as np
 
 from . import plot as hwplot
-from .model.model import Model
 
 SHAP_ROWS = 1000  # rows explained for the SHAP summary (a random sample of bigger data)
 BATCH_ROWS = 10_000  # rows per batch when measuring throughput
@@ -272,7 +271,8 @@ def measure_runtime(model, X=None, batch_rows=BATCH_ROWS, one_row_calls=ONE_ROW_
     return {"batch_runtime": rt.choose(batch_rows), "one_row_runtime": rt.choose(1),
             "batch_rows": batch_rows, "rows_per_second": batch_rows / batch_s,
             "batch_seconds": batch_s, "one_row_microseconds": one_s * 1e6,
-            "compile_seconds": warm, "threads": numba.get_num_threads(), "source": source}
+            "compile_seconds": warm, "threads": numba.get_num_threads(), "source": source,
+            "row_kind": "DataFrame" if hasattr(X, "iloc") else "NumPy"}
 
 
 def _runtime_section(model, X):
@@ -284,7 +284,8 @@ def _runtime_section(model, X):
             ("auto picks, for one row", r["one_row_runtime"]),
             (f"throughput, batch of {r['batch_rows']:,} rows",
              f"{r['rows_per_second']:,.0f} rows/s ({r['batch_seconds'] * 1e3:.2f} ms a batch)"),
-            ("latency, one row", f"{r['one_row_microseconds']:.1f} µs"),
+            (f"latency, one row (a {r['row_kind']} row, conversion included)",
+             f"{r['one_row_microseconds']:.1f} µs"),
             ("threads", r["threads"]),
             ("measured on", r["source"]),
             ("first calls (layout and compilation)", f"{r['compile_seconds']:.2f} s")]

@@ -157,6 +157,17 @@ def test_report_api_bad_input(model):
     assert "needs each node&#x27;s cover" in page
 
 
+def test_report_of_a_forest_explains_each_class():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + X[:, 1] > 0).astype(int)
+    rf = hardwood.RandomForestClassifier(n_estimators=4, max_depth=3, random_state=0).fit(X, y)
+    page = report.build_report(rf, X, y)
+    assert {"SHAP summary class 0", "SHAP summary class 1"} <= set(images(page))
+    assert "Learning curves: not recorded (this model holds no evaluation history" in page
+    assert f"<td>trees</td><td>{rf.model_.num_trees}</td>" in page
+
+
 # -- a real browser -----------------------------------------------------------------------
 def find_chromium():
     for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):

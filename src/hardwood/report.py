@@ -164,7 +164,8 @@ def _curves_section(model, from_file):
                    "from <code>hardwood.train(..., valid_sets=...)</code> does: pass it to "
                    "<code>hardwood.report.write_report</code>")
         else:
-            why = "training evaluated no data set (<code>valid_sets</code> was empty)"
+            why = ("this model holds no evaluation history; <code>hardwood.train</code> "
+                   "records one for its <code>valid_sets</code>")
         return _note(f"Learning curves: not recorded ({why}).")
     metrics = list(dict.fromkeys(m for ms in curves.values() for m in ms))
     fig = _figure((min(5.2 * len(metrics), 15.6), 3.6))
@@ -178,7 +179,8 @@ def _profile_section(model, from_file):
     prof = model.training_profile or {}
     if not prof:
         why = ("the model file does not keep it; a Model straight from "
-               "<code>hardwood.train</code> does" if from_file else "training did not record it")
+               "<code>hardwood.train</code> does" if from_file
+               else "this model holds none; <code>hardwood.train</code> records it")
         return _note(f"Training profile: not recorded ({why}).")
     total = float(prof.get("total", 0.0)) or 1e-12
     steps = [(label, float(prof.get(key, 0.0))) for key, label in PROFILE_STEPS]
@@ -297,7 +299,10 @@ def _runtime_section(model, X):
 def _metrics_rows(model, pred, y):
     from . import metrics as M
 
-    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    try:
+        y = np.asarray(y, dtype=np.float64).reshape(-1)
+    except (TypeError, ValueError):  # labels that are not numbers
+        return []
     rows = []
     for m in M.metrics_for_objective(model.objective):
         try:
@@ -314,9 +319,11 @@ def _data_section(model, X, y, data_name, shap_rows):
         parts.append(_note("Metrics: no labels given (<code>--label COL</code>)."))
     else:
         rows = _metrics_rows(model, model.predict(X), y)
-        parts.append(_table(rows, header=("metric", "value"), numeric=(1,)) if rows else
-                     _note(f"No metric of objective {_esc(model.objective)} fits these "
-                           "labels."))
+        if rows:
+            parts.append(_table(rows, header=("metric", "value"), numeric=(1,)))
+        else:
+            parts.append(_note(f"Metrics: none of objective {_esc(model.objective)} "
+                               "applies to these labels (or hardwood defines none for it)."))
     if n > shap_rows:
         pick = np.sort(np.random.default_rng(0).choice(n, shap_rows, replace=False))
         Xs = X.iloc[pick] if hasattr(X, "iloc") else np.asarray(X)[pick]

@@ -164,7 +164,8 @@ def _category_set(tree, i, info, max_items):
     n_codes = int(info.n_categories[j])
     words = tree.cat_bitsets[int(tree.cat_offset[i]):]
     left = np.flatnonzero(mask_from_bitset(words, n_codes))
-    names = [str(cats[c]) if c < len(cats) else "unseen" for c in left]
+    # a code past the categories is the unseen-category code (FeatureInfo.unseen_left)
+    names = [str(cats[c]) if c < len(cats) else ("unseen" if cats else str(c)) for c in left]
     shown = names[:max_items]
     more = f", … +{len(names) - len(shown)}" if len(names) > len(shown) else ""
     return "{" + ", ".join(shown) + more + "}"
@@ -242,7 +243,7 @@ def plot_tree(model, tree_index=0, *, ax=None, precision=3, show_info=(), max_ca
         title = f"Tree {tree_index}"
         if model.n_outputs > 1:
             title += f" (class {int(model.tree_group[tree_index])})"
-        title += f": {n_leaves} leaves, depth {max_depth}"
+        title += f": {n_leaves} lea{'f' if n_leaves == 1 else 'ves'}, depth {max_depth}"
     ax.set_title(title)
     return ax
 

@@ -126,7 +126,9 @@ def test_plot_tree_shows_conditions_categories_missing_and_leaves(model, tmp_pat
 
 def test_plot_tree_show_info_and_bad_index(model):
     tree = model.trees[0]
-    ax = plot.plot_tree(model, 0, show_info=("gain", "count"))
+    fig, own = plt.subplots()
+    ax = plot.plot_tree(model, 0, show_info=("gain", "count"), ax=own)
+    assert ax is own
     assert sum("gain" in s for s in texts(ax)) == int((tree.feature >= 0).sum())
     assert sum("count" in s for s in texts(ax)) == tree.n_nodes
     with pytest.raises(IndexError, match="tree_index 12 is outside the model's 12 trees"):
@@ -192,7 +194,9 @@ def test_a_multiclass_summary_names_its_class(tmp_path):
                        hardwood.Dataset(X, y), num_boost_round=3)
     with pytest.raises(ValueError, match="has 3 outputs: pass class_index="):
         plot.plot_shap_summary(m, X)
-    ax = plot.plot_shap_summary(m, X, class_index=2)
+    fig, own = plt.subplots()
+    ax = plot.plot_shap_summary(m, X, class_index=2, ax=own)
+    assert ax is own
     assert "class 2" in ax.get_title()
     assert "class 1" in plot.plot_tree(m, 4).get_title()  # round 1, class 1
     save_png(ax, tmp_path / "multi.png")

@@ -210,6 +210,9 @@ class _Partitioned:
         ds.sketch_error = max((s.error_bound() for s in merged), default=0.0)
         self.dataset, self.sizes = ds, sizes
 
+    def release(self):
+        self.parts, self.labels, self.weights = [], [], None
+
 
 def _valid_dataset(client, pair, train_set, X, y, name):
     """A validation pair (X, y[, weight]) as an in-memory Dataset over the training bins
@@ -290,25 +293,28 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
         raise ValueError("hardwood.dask trains on the workers' CPUs; leave device and pages "
                          "unset")
     tag = uuid.uuid4().hex[:12]
-    data = _Partitioned(client, X, y, weight, int(p["max_bin"] or 256), sketch_size, tag)
-    ds = data.dataset
-    pages = DaskPages(client, data.parts, data.labels, data.weights, data.sizes,
-                      ds.bin_mapper.offsets, tag)
-    pages.margin_objectives = _worker_objectives()
-    pages.params = p
-    if isinstance(valid_sets, tuple) and len(valid_sets) in (2, 3) and not isinstance(
-            valid_sets[0], (tuple, list)):
-        valid_sets = [valid_sets]
-    if isinstance(valid_names, str):
-        valid_names = [valid_names]
-    valid_names = list(valid_names or [])
-    vs = [_valid_dataset(client, pair, ds, X, y,
-                         valid_names[i] if i < len(valid_names) else f"valid_{i}")
-          for i, pair in enumerate(valid_sets or [])]
-    if not valid_names:
-        valid_names = ["train" if v is ds else f"valid_{i}" for i, v in enumerate(vs)]
     last = _LastModel()
+    held = []  # what holds this training's futures
     try:
+        data = _Partitioned(client, X, y, weight, int(p["max_bin"] or 256), sketch_size, tag)
+        held.append(data)
+        ds = data.dataset
+        pages = DaskPages(client, data.parts, data.labels, data.weights, data.sizes,
+                          ds.bin_mapper.offsets, tag)
+        held.append(pages)
+        pages.margin_objectives = _worker_objectives()
+        pages.params = p
+        if isinstance(valid_sets, tuple) and len(valid_sets) in (2, 3) and not isinstance(
+                valid_sets[0], (tuple, list)):
+            valid_sets = [valid_sets]
+        if isinstance(valid_names, str):
+            valid_names = [valid_names]
+        valid_names = list(valid_names or [])
+        vs = [_valid_dataset(client, pair, ds, X, y,
+                             valid_names[i] if i < len(valid_names) else f"valid_{i}")
+              for i, pair in enumerate(valid_sets or [])]
+        if not valid_names:
+            valid_names = ["train" if v is ds else f"valid_{i}" for i, v in enumerate(vs)]
         bst = Booster(params, ds, vs, valid_names, init_model=init_model, pages=pages)
         last.model = bst.model() if bst.trees else None
         return train_booster(bst, int(num_boost_round), early_stopping_rounds,
@@ -316,6 +322,12 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
     except Exception as e:
         if not _cluster_failure(e):
             raise
+        # nothing may keep this training's futures alive (a key the scheduler marked as
+        # failed stays so while a future holds it, and a retry would meet it): drop them,
+        # and the cause's traceback (its frames hold some)
+        for h in held:
+            h.release()
+        e.__traceback__ = None
         model = last.model
         done = 0 if model is None else len(model.trees) // max(model.n_outputs, 1)
         raise DaskTrainingError(
@@ -323,7 +335,8 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
             f"complete model ({done} rounds) is this error's .model: continue with "
             "hardwood.dask.train(..., init_model=err.model)", model) from e
     finally:
-        pages.release()
+        for h in held:
+            h.release()
 
 
 # -- prediction ------------------------------------------------------------------------------

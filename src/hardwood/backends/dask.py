@@ -247,15 +247,15 @@ class DaskPages:
         return len(self.parts)
 
     # -- tasks ---------------------------------------------------------------------------
-    def _submit(self, what, p, fn, *args):
-        return self.client.submit(fn, *args, key=f"hardwood-{what}-{self.tag}-{self._step}-{p}")
-
-    def _each(self, what, fn, *args):
-        """One task per partition: ``fn(*args)`` with each ``Per`` argument's item ``p``;
-        other arguments go to every partition as they are."""
+    def _each(self, what, fn, *args, n=None):
+        """One task per partition (or ``n`` tasks): ``fn(*args)`` with each ``Per``
+        argument's item ``p``; other arguments go to every task as they are. One message to
+        the scheduler for them all."""
         self._step += 1
-        return [self._submit(what, p, fn, *[a[p] if isinstance(a, Per) else a for a in args])
-                for p in range(self.n_pages)]
+        n = self.n_pages if n is None else n
+        cols = [a if isinstance(a, Per) else [a] * n for a in args]
+        keys = [f"hardwood-{what}-{self.tag}-{self._step}-{p}" for p in range(n)]
+        return self.client.map(fn, *cols, key=keys)
 
     def _local(self, rows):
         """Global ascending row ids -> one array of local ids per partition."""
@@ -284,8 +284,8 @@ class DaskPages:
                 for p in range(self.n_pages)]))
 
     def gradients(self):
-        self._grads = self._each("gradients", gradients_part, Per(self._margins), Per(self.labels),
-                                 Per(self.weights), self.objective)
+        self._grads = self._each("gradients", gradients_part, Per(self._margins),
+                                 Per(self.labels), Per(self.weights), self.objective)
 
     def gradients_to_host(self, g, h):
         for p, (gp, hp) in enumerate(self.client.gather(self._grads)):
@@ -324,15 +324,15 @@ class DaskPages:
                             "DeviceRow handles")
         t0 = time.perf_counter()
         nodes = [int(i) for i in nodes]
-        level = self._each("hist", hist_part, Per(self.parts), Per(self._states), Per(self._grads), int(g.k),
-                           nodes, self.offsets)
+        level = self._each("hist", hist_part, Per(self.parts), Per(self._states),
+                           Per(self._grads), int(g.k), nodes, self.offsets)
         depth = 0
-        while len(level) > 1:
+        while len(level) > 1:  # ((0+1)+(2+3))+...: a fixed shape, in page order
             depth += 1
-            pairs = [level[i:i + 2] for i in range(0, len(level), 2)]
-            self._step += 1
-            level = [self._submit(f"sum{depth}", i, sum_pair, *pair) if len(pair) == 2
-                     else pair[0] for i, pair in enumerate(pairs)]
+            half = len(level) // 2
+            sums = self._each(f"sum{depth}", sum_pair, Per(level[0:2 * half:2]),
+                              Per(level[1:2 * half:2]), n=half)
+            level = sums + level[2 * half:]
         out = level[0].result()
         seconds = time.perf_counter() - t0
         # bytes: every partial histogram goes once into a sum (an upper bound: a sum whose

@@ -1,0 +1,174 @@
+"""hardwood.dask (issue 17) on one machine: a LocalCluster of 2 single-threaded worker
+processes, 2,000,000 x 28 (a HIGGS-shaped synthetic binary task), against single-process
+hardwood with 2 threads and against xgboost.dask on the same cluster.
+
+Each timed fit includes binning (hardwood.dask: the sketches and the binning on the workers;
+single process: the Dataset; xgboost.dask: the DaskDMatrix). The data is generated on the
+workers (persisted there) and, for the single process, gathered once into memory. Every
+library is warmed on a small set first (the workers load hardwood's compiled kernels). The
+three fits run in interleaved rounds; medians with the spread (min-max) are printed, with
+the ratios hardwood.dask / single process and hardwood.dask / xgboost.dask.
+
+Also printed, from hardwood.dask's training profile: the bytes moved per tree (histograms
+through the reduction tree and to the client: an upper bound, as a sum whose inputs sit on
+one worker copies nothing), the histogram levels and the mean time of a level's histogram
+step (submit to reduced result on the client); and, on a 2,000-row set of the same shape,
+the same per-level time, which is then all latency (the scheduler's round trips), and the
+per-level time of the partition step.
+
+    flock /tmp/hardwood-cpu.lock .venv/bin/python benchmarks/dask_scaling.py
+    python benchmarks/dask_scaling.py --rows 200000 --rounds 10 --repeat 1   # a quick look
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")  # the workers' xgboost: one thread each
+
+import numpy as np  # noqa: E402
+
+
+def make_data(rows, features, chunks, seed=0):
+    import dask.array as da
+
+    rs = da.random.RandomState(seed)
+    X = rs.normal(size=(rows, features), chunks=(chunks, features)).astype(np.float32)
+
+    def label(b):
+        z = (b[:, 0] * b[:, 1] + np.sin(b[:, 2]) + 0.5 * b[:, 3] ** 2 - 0.5 + b[:, 4:8].sum(1)
+             * 0.3)
+        p = 1.0 / (1.0 + np.exp(-z))
+        u = np.random.default_rng(int(abs(b[0, 0]) * 1e6)).random(b.shape[0])
+        return (u < p).astype(np.float32)
+
+    y = X.map_blocks(label, drop_axis=1, dtype=np.float32)
+    return X, y
+
+
+def auc(y, p):
+    order = np.argsort(p, kind="stable")
+    r = np.empty(len(p))
+    r[order] = np.arange(1, len(p) + 1)
+    pos = y == 1
+    return float((r[pos].sum() - pos.sum() * (pos.sum() + 1) / 2) / (pos.sum() * (~pos).sum()))
+
+
+def spread(v):
+    return f"{statistics.median(v):.2f} s ({min(v):.2f}-{max(v):.2f})"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", type=int, default=2_000_000)
+    ap.add_argument("--features", type=int, default=28)
+    ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("--depth", type=int, default=6)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+
+    import xgboost as xgb
+    import xgboost.dask  # noqa: F401  (xgb.dask)
+    from distributed import Client, LocalCluster
+
+    import hardwood
+    import hardwood.dask as hd
+    from hardwood.parallel import threads
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=None, worker_dashboard_address=None)
+    client = Client(cluster)
+    params = {"objective": "binary:logistic", "max_depth": args.depth, "learning_rate": 0.1,
+              "max_bin": 256}
+    xparams = {"objective": "binary:logistic", "max_depth": args.depth, "eta": 0.1,
+               "max_bin": 256, "tree_method": "hist", "nthread": 1}
+
+    # warm every library (the workers compile or load hardwood's kernels)
+    Xs, ys = make_data(4000, args.features, 1000, seed=1)
+    Xs, ys = client.persist([Xs, ys])
+    hd.train(client, params, Xs, ys, num_boost_round=2)
+    xgb.dask.train(client, xparams, xgb.dask.DaskDMatrix(client, Xs, ys), num_boost_round=2)
+    xs_np, ys_np = Xs.compute(), ys.compute()
+    with threads(2):
+        hardwood.train(dict(params, n_jobs=2), hardwood.Dataset(xs_np, ys_np),
+                       num_boost_round=2)
+
+    # latency: a tiny set of the same shape (per-level time is then the round trips)
+    Xt, yt = make_data(2000, args.features, 500, seed=2)
+    Xt, yt = client.persist([Xt, yt])
+    m = hd.train(client, params, Xt, yt, num_boost_round=args.rounds)
+    tiny = m.training_profile
+    tiny_level = tiny["dask_reduce_s"] / tiny["dask_levels"]
+    tiny_part = tiny["partition"] / tiny["dask_levels"]
+
+    X, y = make_data(args.rows, args.features, -(-args.rows // args.partitions))
+    X, y = client.persist([X, y])
+    t0 = time.perf_counter()
+    X_np, y_np = X.compute(), y.compute()
+    print(f"data: {args.rows} x {args.features} float32 in {args.partitions} partitions "
+          f"(gathered for the single process in {time.perf_counter() - t0:.1f} s)")
+
+    def run_dask():
+        t = time.perf_counter()
+        model = hd.train(client, params, X, y, num_boost_round=args.rounds)
+        return time.perf_counter() - t, model
+
+    def run_single():
+        t = time.perf_counter()
+        with threads(2):
+            model = hardwood.train(dict(params, n_jobs=2), hardwood.Dataset(X_np, y_np),
+                                   num_boost_round=args.rounds)
+        return time.perf_counter() - t, model
+
+    def run_xgb():
+        t = time.perf_counter()
+        out = xgb.dask.train(client, xparams, xgb.dask.DaskDMatrix(client, X, y),
+                             num_boost_round=args.rounds)
+        return time.perf_counter() - t, out["booster"]
+
+    times = {"hardwood.dask": [], "hardwood 2 threads": [], "xgboost.dask": []}
+    models = {}
+    for r in range(args.repeat):
+        for name, fn in (("hardwood.dask", run_dask), ("hardwood 2 threads", run_single),
+                         ("xgboost.dask", run_xgb)):
+            s, models[name] = fn()
+            times[name].append(s)
+            print(f"  round {r}: {name} {s:.2f} s", flush=True)
+
+    # the models agree (AUC on the training rows, first 200,000)
+    k = min(200_000, args.rows)
+    a_d = auc(y_np[:k], models["hardwood.dask"].predict(X_np[:k]))
+    a_s = auc(y_np[:k], models["hardwood 2 threads"].predict(X_np[:k]))
+    a_x = auc(y_np[:k], models["xgboost.dask"].inplace_predict(X_np[:k]))
+    print(f"AUC (first {k} rows): hardwood.dask {a_d:.4f}, hardwood {a_s:.4f}, "
+          f"xgboost.dask {a_x:.4f}")
+    assert abs(a_d - a_s) < 0.005 and abs(a_d - a_x) < 0.005, "the models disagree"
+
+    print(f"\n{args.rounds} rounds, depth {args.depth}, 2 workers x 1 thread; medians of "
+          f"{args.repeat} interleaved rounds (min-max):")
+    for name, v in times.items():
+        print(f"  {name:20s} {spread(v)}")
+    md = statistics.median(times["hardwood.dask"])
+    print(f"  hardwood.dask / hardwood 2 threads = "
+          f"{md / statistics.median(times['hardwood 2 threads']):.2f}")
+    print(f"  hardwood.dask / xgboost.dask       = "
+          f"{md / statistics.median(times['xgboost.dask']):.2f}")
+    prof = models["hardwood.dask"].training_profile
+    trees = len(models["hardwood.dask"].trees)
+    levels = prof["dask_levels"]
+    print(f"\nhardwood.dask profile (last fit): {levels} histogram steps, "
+          f"{prof['dask_bytes'] / trees / 2**20:.2f} MiB of histograms per tree, "
+          f"histogram step {1e3 * prof['dask_reduce_s'] / levels:.1f} ms, partition step "
+          f"{1e3 * prof['partition'] / levels:.1f} ms (mean per level), total "
+          f"{prof['total']:.2f} s")
+    print(f"tiny set ({tiny['dask_levels']} steps): histogram step {1e3 * tiny_level:.1f} ms, "
+          f"partition step {1e3 * tiny_part:.1f} ms per level (latency)")
+    client.close()
+    cluster.close()
+
+
+if __name__ == "__main__":
+    main()

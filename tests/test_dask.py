@@ -330,3 +330,10 @@ def test_forests_tree_parallel(client, data, kind):
     else:
         np.testing.assert_allclose(m.predict(_dask(X, chunks)).compute(), r.predict(X),
                                    rtol=0, atol=1e-12)
+
+
+@pytest.mark.timeout(30)
+def test_forest_mode_follows_the_workers_memory(client):
+    limit = min(w["memory_limit"] for w in client.scheduler_info()["workers"].values())
+    assert hd.forest_mode(client, 1000, 28) == "tree"
+    assert hd.forest_mode(client, int(limit // 10), 28) == "histogram"

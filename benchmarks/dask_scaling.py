@@ -66,7 +66,7 @@ def main():
     ap.add_argument("--features", type=int, default=28)
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("--depth", type=int, default=6)
-    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
 

@@ -18,9 +18,11 @@ worker that dies is a worker Dask replaces, and its lost state is recomputed fro
 
 **Bins.** A partition's sketch is exact while it holds at most ``sketch_size + 1`` distinct
 values per column (and so is the merge); then the edges are those of
-``hardwood.Dataset(concatenated X)`` (which bins a 200,000-row sample beyond that size), and
-the trees equal single-machine training on the concatenated data, up to the rounding of the
-histogram sums (a tree of partial sums instead of one pass over the rows).
+``hardwood.Dataset(concatenated X)``, and the trees equal single-machine training on the
+concatenated data, up to the rounding of the histogram sums (a tree of partial sums instead
+of one pass over the rows; the tests find them equal). Past 200,000 rows a Dataset bins a
+sample of 200,000 rows, and each partition sketches its share of a sample of that size (another
+sample: the edges differ a little, and so may the trees).
 
 **Failures.** Dask retries tasks whose worker died (``distributed.scheduler.allowed-failures``
 times). Past that, or on any other failure of the cluster, :func:`train` raises
@@ -42,7 +44,7 @@ import numpy as np
 
 from .backends.dask import (DaskPages, bin_part, part_length, sketch_part,
                             vector_part)
-from .data.binning import BinMapper
+from .data.binning import SAMPLE_ROWS, BinMapper
 from .data.convert import to_float_matrix
 from .data.dataset import Dataset
 from .forest import RandomForestClassifier, RandomForestRegressor
@@ -189,9 +191,14 @@ class _Partitioned:
                 raise ValueError("weight must be finite and non-negative")
             if not np.any(w_host > 0):
                 raise ValueError("weight is zero for every row")
-        # pass 1: sketches where the partitions live, merged on the client in partition order
+        # pass 1: sketches where the partitions live, merged on the client in partition order;
+        # past SAMPLE_ROWS rows (where a Dataset bins a sample) each partition sketches its
+        # share of a sample of that size
+        n = int(sum(sizes))
+        take = [None if n <= SAMPLE_ROWS else -(-SAMPLE_ROWS * int(s) // n) for s in sizes]
         sk = client.gather([client.submit(sketch_part, xf[p], wf[p], info, int(sketch_size), p,
-                                          key=f"hardwood-sketch-{tag}-{p}") for p in range(P)])
+                                          take[p], key=f"hardwood-sketch-{tag}-{p}")
+                            for p in range(P)])
         merged = sk[0]
         for more in sk[1:]:
             for a, b in zip(merged, more):

@@ -78,10 +78,16 @@ def part_length(X):
     return int(X.shape[0])
 
 
-def sketch_part(X, w, info, size, index):
-    """One quantile sketch per field over the partition (``data/sketch.py``)."""
+def sketch_part(X, w, info, size, index, take=None):
+    """One quantile sketch per field over the partition (``data/sketch.py``), or over
+    ``take`` of its rows drawn without replacement (seeded by the partition's index)."""
     mat = part_matrix(X, info, f"X partition {index}")
     w = None if w is None else np.asarray(w, dtype=np.float64)
+    if take is not None and take < mat.shape[0]:
+        rows = np.sort(np.random.default_rng([17, int(index)]).choice(mat.shape[0], int(take),
+                                                                      replace=False))
+        mat = mat[rows]
+        w = None if w is None else w[rows]
     out = [QuantileSketch(size) for _ in range(mat.shape[1])]
     for j, sk in enumerate(out):
         sk.push(mat[:, j], w)

@@ -132,17 +132,22 @@ def _walk(X, r, node, nodes, catoff, bits, ncat):
 
 
 def _make_runners(walk):
-    @njit(cache=True, nogil=True)
-    def block(X, r0, r1, nodes, catoff, bits, ncat, roots, groups, out, lout, want_leaf):
+    # the leaf and the value loops apart and inlined: one loop with a ``want_leaf`` test
+    # inside, in a function of its own per block, ran the LambdaMART study ~1.5x slower
+    @njit(cache=True, nogil=True, inline="always")
+    def block_values(X, r0, r1, nodes, catoff, bits, ncat, roots, groups, out):
         for k in range(roots.shape[0]):
             root = roots[k]
             g = groups[k]
             for r in range(r0, r1):
-                leaf = walk(X, r, root, nodes, catoff, bits, ncat)
-                if want_leaf:
-                    lout[r, k] = nodes[leaf].left
-                else:
-                    out[r, g] += nodes[leaf].thr
+                out[r, g] += nodes[walk(X, r, root, nodes, catoff, bits, ncat)].thr
+
+    @njit(cache=True, nogil=True, inline="always")
+    def block_leaves(X, r0, r1, nodes, catoff, bits, ncat, roots, lout):
+        for k in range(roots.shape[0]):
+            root = roots[k]
+            for r in range(r0, r1):
+                lout[r, k] = nodes[walk(X, r, root, nodes, catoff, bits, ncat)].left
 
     @njit(cache=True, nogil=True, parallel=True)
     def run_parallel(X, nodes, catoff, bits, ncat, roots, groups, out, lout, want_leaf):
@@ -150,15 +155,21 @@ def _make_runners(walk):
         nb = (n + BLOCK - 1) // BLOCK
         for b in prange(nb):
             r0 = b * BLOCK
-            block(X, r0, min(n, r0 + BLOCK), nodes, catoff, bits, ncat, roots, groups, out,
-                  lout, want_leaf)
+            r1 = min(n, r0 + BLOCK)
+            if want_leaf:
+                block_leaves(X, r0, r1, nodes, catoff, bits, ncat, roots, lout)
+            else:
+                block_values(X, r0, r1, nodes, catoff, bits, ncat, roots, groups, out)
 
     @njit(cache=True, nogil=True)
     def run_serial(X, nodes, catoff, bits, ncat, roots, groups, out, lout, want_leaf):
         n = X.shape[0]
         for r0 in range(0, n, BLOCK):
-            block(X, r0, min(n, r0 + BLOCK), nodes, catoff, bits, ncat, roots, groups, out,
-                  lout, want_leaf)
+            r1 = min(n, r0 + BLOCK)
+            if want_leaf:
+                block_leaves(X, r0, r1, nodes, catoff, bits, ncat, roots, lout)
+            else:
+                block_values(X, r0, r1, nodes, catoff, bits, ncat, roots, groups, out)
 
     return run_parallel, run_serial
 

@@ -247,6 +247,8 @@ def test_simulate_preset_json(capsys):
     for d in summary["datasets"]:
         assert d["speedup_vs_ideal_multicore"] > 1
         assert d["rows"] == {"Higgs": 10_000_000, "Flight": 10_000_000}[d["name"]]
+        assert 1 <= d["bins_scanned_per_tree"] / d["bins"] <= 2 ** 6 - 1  # nodes searched
+        assert 1 <= d["rows_binned_per_tree"] <= 3  # the root, then the smaller children
     assert "Fig. 9" in "\n".join(out) and "Fig. 13" in "\n".join(out)
 
 

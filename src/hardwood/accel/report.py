@@ -41,6 +41,9 @@ def summarise(name, trace, rows, trees, cfg=Config(), scale_up=C.SCALE_UP, extra
         "categorical_fields": int(lay.is_categorical.sum()), "bins": lay.total_bins,
         "naive_max_load": lay.naive_max_load,
         "rows_binned_per_tree": float(rb.mean()) / lay.n_rows if rb.size else 0.0,
+        "rows_partitioned_per_tree": (float(trace.rows_partitioned().mean()) / lay.n_rows
+                                      if rb.size else 0.0),
+        "bins_scanned_per_tree": trace.bins_scanned / max(1, trace.n_trees),
         "mean_leaf_depth": float(np.mean([np.dot(t.leaf_rows, t.leaf_depth) / max(1, t.n_rows)
                                           for t in trace.trees])),
         "host_seconds_traced": dict(trace.host),

@@ -536,7 +536,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = _Parser(prog="hardwood", description="Fast gradient-boosted trees.")
     parser.add_argument("--version", action="version", version=f"hardwood {__version__}")
-    sub = parser.add_subparsers(dest="command", metavar="{train,predict,demo,report}")
+    sub = parser.add_subparsers(dest="command", metavar="{train,predict,demo,report,simulate}")
 
     fmt_help = "data format: csv (also tsv/txt), parquet or libsvm (default: from the extension)"
 

@@ -97,10 +97,17 @@ def main():
                        num_boost_round=2)
 
     # latency: a tiny set of the same shape (per-level time is then the round trips)
-    Xt, yt = make_data(2000, args.features, 500, seed=2)
+    Xt, yt = make_data(2000, args.features, -(-2000 // args.partitions), seed=2)
     Xt, yt = client.persist([Xt, yt])
     m = hd.train(client, params, Xt, yt, num_boost_round=args.rounds)
     tiny = m.training_profile
+    # latency against the depth of the reduction tree: the tiny set in 2, 4, 8 partitions
+    slope = []
+    for parts in (2, 4, 8):
+        Xl, yl = client.persist(list(make_data(2000, args.features, -(-2000 // parts), seed=2)))
+        pr = hd.train(client, params, Xl, yl, num_boost_round=args.rounds).training_profile
+        slope.append((parts, 1e3 * pr["dask_reduce_s"] / pr["dask_levels"],
+                      1e3 * pr["partition"] / pr["dask_levels"]))
     tiny_level = tiny["dask_reduce_s"] / tiny["dask_levels"]
     tiny_part = tiny["partition"] / tiny["dask_levels"]
 
@@ -164,8 +171,17 @@ def main():
           f"histogram step {1e3 * prof['dask_reduce_s'] / levels:.1f} ms, partition step "
           f"{1e3 * prof['partition'] / levels:.1f} ms (mean per level), total "
           f"{prof['total']:.2f} s")
-    print(f"tiny set ({tiny['dask_levels']} steps): histogram step {1e3 * tiny_level:.1f} ms, "
-          f"partition step {1e3 * tiny_part:.1f} ms per level (latency)")
+    per = 1e3 / tiny["dask_levels"]
+    print(f"tiny set (2,000 rows, {args.partitions} partitions, {tiny['dask_levels']} steps), "
+          f"per level: histogram step {per * tiny['dask_reduce_s']:.1f} ms, partition step "
+          f"{per * tiny['partition']:.1f} ms (both latency), split finding "
+          f"{per * tiny['split']:.1f} ms")
+    print("tiny set, per level, against the partitions: " + ", ".join(
+        f"{k}: histogram {h:.1f} ms, partition {q:.1f} ms" for k, h, q in slope))
+    rest = prof["total"] - prof["dask_reduce_s"] - prof["partition"] - prof["split"]
+    print(f"big set, last fit: split finding {1e3 * prof['split'] / levels:.1f} ms per level; "
+          f"gradients, leaf values and the rest {rest:.2f} s; before the first round "
+          f"(sketches, binning, labels) {times['hardwood.dask'][-1] - prof['total']:.2f} s")
     client.close()
     cluster.close()
 

@@ -341,8 +341,9 @@ class DaskPages:
             level = sums + level[2 * half:]
         out = level[0].result()
         seconds = time.perf_counter() - t0
-        # bytes: every partial histogram goes once into a sum (an upper bound: a sum whose
-        # inputs sit on one worker copies nothing) and the total once to the client
+        # bytes: one histogram per sum task (the input from another worker) and the total
+        # to the client, P in all: the count when partitions are spread one to a worker (a
+        # sum whose inputs share a worker copies none; one placed on neither copies two)
         moved = out.nbytes * self.n_pages
         self.log.append({"nodes": len(nodes), "bytes": int(moved), "seconds": seconds})
         self.transfers["dask_levels"] += 1

@@ -155,18 +155,13 @@ def _importance_section(model):
                      numeric=(1, 2, 3, 4)))
 
 
-def _curves_section(model, from_file):
+def _curves_section(model):
     curves = {name: ms for name, ms in (model.evals_result or {}).items()
               if any(len(v) for v in ms.values())}
     if not curves:
-        if from_file:
-            why = ("the model file does not keep the evaluation history; a Model straight "
-                   "from <code>hardwood.train(..., valid_sets=...)</code> does: pass it to "
-                   "<code>hardwood.report.write_report</code>")
-        else:
-            why = ("this model holds no evaluation history; <code>hardwood.train</code> "
-                   "records one for its <code>valid_sets</code>")
-        return _note(f"Learning curves: not recorded ({why}).")
+        return _note("Learning curves: not recorded (this model holds no evaluation history; "
+                     "<code>hardwood.train</code> records one for its <code>valid_sets</code>, "
+                     "and the model file keeps it).")
     metrics = list(dict.fromkeys(m for ms in curves.values() for m in ms))
     fig = _figure((min(5.2 * len(metrics), 15.6), 3.6))
     axes = np.atleast_1d(fig.subplots(1, len(metrics)))
@@ -175,13 +170,12 @@ def _curves_section(model, from_file):
     return _img(fig, "learning curves")
 
 
-def _profile_section(model, from_file):
+def _profile_section(model):
     prof = model.training_profile or {}
     if not prof:
-        why = ("the model file does not keep it; a Model straight from "
-               "<code>hardwood.train</code> does" if from_file
-               else "this model holds none; <code>hardwood.train</code> records it")
-        return _note(f"Training profile: not recorded ({why}).")
+        return _note("Training profile: not recorded (this model holds none; "
+                     "<code>hardwood.train</code> records it, and the model file keeps it; "
+                     "imported models have none).")
     total = float(prof.get("total", 0.0)) or 1e-12
     steps = [(label, float(prof.get(key, 0.0))) for key, label in PROFILE_STEPS]
     rows = [(label, f"{s:.3f}", f"{100 * s / total:.1f}%") for label, s in steps]
@@ -356,10 +350,9 @@ def _tree_section(model):
 
 
 def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
-                 from_file=False, shap_rows=SHAP_ROWS) -> str:
+                 shap_rows=SHAP_ROWS) -> str:
     """The report's HTML text (see the module's docstring). ``X``, ``y``: data to score and
-    explain (``y`` may be None); ``from_file``: the model was loaded from a file (what it
-    cannot have recorded is said so)."""
+    explain (``y`` may be None)."""
     model = hwplot.as_model(model)
     hwplot.require_matplotlib()
     if y is not None and X is None:
@@ -379,8 +372,8 @@ def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
             _table(_shape_rows(model), header=("shape", "")),
             "<div>" + _params_section(model) + "</div></div>",
             "<h2>Feature importance</h2>", _importance_section(model),
-            "<h2>Learning curves</h2>", _curves_section(model, from_file),
-            "<h2>Training profile</h2>", _profile_section(model, from_file),
+            "<h2>Learning curves</h2>", _curves_section(model),
+            "<h2>Training profile</h2>", _profile_section(model),
             "<h2>Prediction runtime</h2>", _runtime_section(model, X)]
     if X is not None:
         body += ["<h2>On the data</h2>",
@@ -458,7 +451,7 @@ def run(args) -> int:
     with threads(args.threads):
         write_report(model, out, X, y, model_name=os.path.basename(args.model),
                      data_name=None if args.data is None else os.path.basename(args.data),
-                     from_file=True, shap_rows=args.shap_rows)
+                     shap_rows=args.shap_rows)
     print(f"hardwood: report of {args.model} written to {out} "
           f"({time.perf_counter() - t0:.1f}s)", flush=True)
     return 0

@@ -7,9 +7,9 @@ or, from Python, ``write_report(model, "report.html", X=X_test, y=y_test)``. The
 the parameters and the model's shape (trees, depths, leaves); the feature importances; the
 learning curves and the training profile (steps ①②③⑤) when they were recorded; the
 prediction runtime that ``runtime='auto'`` picks and its measured throughput; and, given data,
-the metrics and a SHAP summary. A model file keeps neither the learning curves nor the
-training profile (only a Model in memory, straight from ``hardwood.train``, has them): the
-page says so rather than leaving them out silently.
+the metrics and a SHAP summary. A model file keeps the learning curves and the training
+profile of a model trained by hardwood; where a model has none (imported models, no
+``valid_sets``), the page says so rather than leaving them out silently.
 """
 from __future__ import annotations
 

@@ -197,8 +197,7 @@ class _OneQueryRanker(hardwood.GBDTRanker):
 
 _NOT_FOR_RANKING = {
     check: "a row's weight scales its lambda gradients; repeating the row adds pairs within "
-           "its query and changes the query's ideal DCG, so weights are not repetitions "
-           "(LightGBM's lambdarank weighs rows alike)"
+           "its query and changes the query's ideal DCG, so weights are not repetitions"
     for check in ("check_sample_weight_equivalence_on_dense_data",
                   "check_sample_weight_equivalence_on_sparse_data")}
 

@@ -1,4 +1,5 @@
-"""The ``hardwood`` command line: ``train``, ``predict`` and ``demo``.
+"""The ``hardwood`` command line: ``train``, ``predict``, ``demo``, ``report`` (a model's HTML
+page, ``hardwood.report``) and ``simulate`` (the Booster accelerator model, ``hardwood.accel``).
 
     hardwood train --data train.csv --label y [--param k=v ...] [--rounds N]
                    [--valid valid.csv] [--early-stopping N] --out model.json
@@ -7,6 +8,8 @@
     hardwood predict --model model.json --data test.csv [--label y]
                      [--output value|raw|leaf] --out preds.csv
     hardwood demo [--rows N] [--threads N]
+    hardwood report --model model.json [--data test.csv --label y] --out report.html
+    hardwood simulate --preset paper [--json] [--plot DIR] | --data FILE ...
 
 Bad files or arguments print one line, ``hardwood: error: ...``, on stderr and exit with
 status 2 (never a traceback). ``python -m hardwood ...`` runs the same program.
@@ -646,7 +649,8 @@ def main(argv=None) -> int:
     except SystemExit as e:  # --help, --version
         return e.code if isinstance(e.code, int) else 0
     if not getattr(args, "command", None):
-        return _error("choose a command: train, predict or demo (see 'hardwood --help')")
+        return _error("choose a command: train, predict, demo, report or simulate "
+                      "(see 'hardwood --help')")
     try:
         return args.func(args)
     except CLIError as e:

@@ -32,8 +32,14 @@ result equals the uninterrupted training.
 
 **Limits.** Numeric features only; objectives whose gradients are per row (not ranking, not
 ``reg:absoluteerror``'s leaf refit). The labels (and weights) are gathered on the client
-(8 bytes a row: the base score and the label checks need them); validation sets are gathered
-there too, unless a set is the training data itself (then its margins are).
+(8 bytes a row: the base score and the label checks need them), and the Booster there keeps
+its margin array (filled from the workers only when the training set is evaluated);
+validation sets are gathered there too, unless a set is the training data itself. The
+scheduler keeps the recipe of every task a live result depends on, so that a lost partition
+can be recomputed: a worker lost late in a long training replays that partition's rounds
+(no checkpoints yet). Each level costs two scheduler round trips (the partition step, whose
+row counts the learner needs to pick the smaller children, and the histogram step), so small
+data or many workers are bound by Dask's latency (``benchmarks/README.md``, "Dask").
 """
 from __future__ import annotations
 

@@ -66,10 +66,17 @@ CHUNKS = [(600,), (300, 300), (100, 0, 50, 200, 1, 149, 100)]
 
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("chunks", CHUNKS, ids=["1", "2", "7-uneven-empty"])
-def test_equals_single_machine(client, data, chunks):
+def test_equals_single_machine(client, data, chunks, caplog):
+    import logging
+
     X, y, *_ = data
     ref = hardwood.train(PARAMS, hardwood.Dataset(X, y), num_boost_round=ROUNDS)
-    m = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks), num_boost_round=ROUNDS)
+    with caplog.at_level(logging.DEBUG, logger="hardwood.dask"):
+        m = hd.train(client, PARAMS, _dask(X, chunks), _dask(y, chunks),
+                     num_boost_round=ROUNDS)
+    steps = [r.getMessage() for r in caplog.records if r.name == "hardwood.dask"]
+    assert len(steps) == m.training_profile["dask_levels"]  # one line per level: bytes, s
+    assert all(" bytes, " in s and s.endswith(" s") for s in steps)
     assert isinstance(m, hardwood.Model)
     _same_model(m, ref)
     np.testing.assert_allclose(m.predict(X), ref.predict(X), rtol=0, atol=1e-6)

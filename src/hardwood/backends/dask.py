@@ -57,10 +57,9 @@ class BinnedPart:
 @dataclass
 class RowState:
     """One partition's rows of the current tree (its own row numbers) and each node's
-    segment of them; ``counts``: the (left, right) sizes of the last partition step."""
+    segment of them."""
     rows: np.ndarray
     seg: dict
-    counts: tuple = None
 
 
 def part_matrix(X, info, what):
@@ -164,18 +163,25 @@ def partition_part(part, state, nodes, features, tables, lefts, rights, offsets)
     else:
         with threads(1):
             mids = part.backend(offsets).partition(rows, begins, ends, features, tables)
-    n_left = np.zeros(len(nodes), dtype=np.int64)
-    n_right = np.zeros(len(nodes), dtype=np.int64)
     for k, i in enumerate(nodes):
         b, e = seg.pop(i)
         mid = int(mids[k])
         seg[lefts[k]], seg[rights[k]] = (b, mid), (mid, e)
-        n_left[k], n_right[k] = mid - b, e - mid
-    return RowState(rows, seg, (n_left, n_right))
+    return RowState(rows, seg)
 
 
-def counts_part(state):
-    return state.counts
+def count_part(part, state, nodes, features, tables):
+    """The row counts (left, right) that ``partition_part`` will give each node: a plain
+    count, so that the client has them without waiting for the rows to move."""
+    n_left = np.zeros(len(nodes), dtype=np.int64)
+    n_right = np.zeros(len(nodes), dtype=np.int64)
+    for k, i in enumerate(nodes):
+        b, e = state.seg[i]
+        if e > b:
+            n_left[k] = int(np.count_nonzero(tables[k][part.bins_col[features[k],
+                                                                     state.rows[b:e]]]))
+        n_right[k] = e - b - n_left[k]
+    return n_left, n_right
 
 
 def leaves_part(part, margins, state, k, leaves, values, offsets):
@@ -253,7 +259,7 @@ class DaskPages:
         return len(self.parts)
 
     # -- tasks ---------------------------------------------------------------------------
-    def _each(self, what, fn, *args, n=None):
+    def _each(self, what, fn, *args, n=None, priority=0):
         """One task per partition (or ``n`` tasks): ``fn(*args)`` with each ``Per``
         argument's item ``p``; other arguments go to every task as they are. One message to
         the scheduler for them all."""
@@ -261,7 +267,7 @@ class DaskPages:
         n = self.n_pages if n is None else n
         cols = [a if isinstance(a, Per) else [a] * n for a in args]
         keys = [f"hardwood-{what}-{self.tag}-{self._step}-{p}" for p in range(n)]
-        return self.client.map(fn, *cols, key=keys)
+        return self.client.map(fn, *cols, key=keys, priority=priority)
 
     def _local(self, rows):
         """Global ascending row ids -> one array of local ids per partition."""
@@ -354,13 +360,19 @@ class DaskPages:
         return out
 
     def partition(self, nodes, features, tables, lefts, rights):
-        """③ Every partition splits its rows of each node; the global counts come back."""
+        """③ Every partition splits its rows of each node; the global counts come back.
+        The counts are counted beside the partition, first (a higher priority), from the
+        rows before it: one round trip, not a partition and then a count."""
         nodes = [int(i) for i in nodes]
-        self._states = self._each("partition", partition_part, Per(self.parts), Per(self._states),
-                                  nodes, np.asarray(features, dtype=np.int64),
-                                  np.asarray(tables), [int(i) for i in lefts],
-                                  [int(i) for i in rights], self.offsets)
-        counts = self.client.gather(self._each("counts", counts_part, Per(self._states)))
+        features = np.asarray(features, dtype=np.int64)
+        tables = np.asarray(tables)
+        counted = self._each("count", count_part, Per(self.parts), Per(self._states), nodes,
+                             features, tables, priority=1)
+        self._states = self._each("partition", partition_part, Per(self.parts),
+                                  Per(self._states), nodes, features, tables,
+                                  [int(i) for i in lefts], [int(i) for i in rights],
+                                  self.offsets)
+        counts = self.client.gather(counted)
         n_left = np.sum([c[0] for c in counts], axis=0).astype(np.int64)
         n_right = np.sum([c[1] for c in counts], axis=0).astype(np.int64)
         for k in range(len(nodes)):

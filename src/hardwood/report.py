@@ -7,9 +7,9 @@ or, from Python, ``write_report(model, "report.html", X=X_test, y=y_test)``. The
 the parameters and the model's shape (trees, depths, leaves); the feature importances; the
 learning curves and the training profile (steps ①②③⑤) when they were recorded; the
 prediction runtime that ``runtime='auto'`` picks and its measured throughput; and, given data,
-the metrics and a SHAP summary. A model file keeps the learning curves and the training
-profile of a model trained by hardwood; where a model has none (imported models, no
-``valid_sets``), the page says so rather than leaving them out silently.
+the metrics and a SHAP summary. A model file keeps the learning curves but not the training
+profile (its timings would make two files of one seed differ); where a model has either
+missing, the page says so rather than leaving it out silently.
 """
 from __future__ import annotations
 
@@ -173,9 +173,9 @@ def _curves_section(model):
 def _profile_section(model):
     prof = model.training_profile or {}
     if not prof:
-        return _note("Training profile: not recorded (this model holds none; "
-                     "<code>hardwood.train</code> records it, and the model file keeps it; "
-                     "imported models have none).")
+        return _note("Training profile: not recorded (this model holds none; the Model "
+                     "that <code>hardwood.train</code> returns has it, a model file does "
+                     "not keep it).")
     total = float(prof.get("total", 0.0)) or 1e-12
     steps = [(label, float(prof.get(key, 0.0))) for key, label in PROFILE_STEPS]
     rows = [(label, f"{s:.3f}", f"{100 * s / total:.1f}%") for label, s in steps]

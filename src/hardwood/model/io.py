@@ -12,7 +12,6 @@ Layout (version 1)::
                   "unseen_left": [bool] (optional; see FeatureInfo.unseen_left)},
      "params": {...}, "best_iteration": int | null, "best_score": float | null,
      "evals_result": {data name: {metric: [float] * rounds}} (optional: the learning curves),
-     "training_profile": {step: float} (optional: seconds per training step, bytes moved),
      "tree_group": [int] * n_trees,
      "trees": [{"feature": [...], "threshold": [...], "left": [...], "right": [...],
                 "default_left": [...], "is_categorical": [...], "cat_offset": [...],
@@ -118,20 +117,18 @@ def model_to_dict(model) -> dict:
 
 
 def _history_to_json(model) -> dict:
-    """The learning curves and the training profile, when the model has them."""
+    """The learning curves, when the model has them. (Not the training profile: its
+    timings differ run to run, and two trainings with one seed write the same file.)"""
     out = {}
     if model.evals_result:
         out["evals_result"] = {str(name): {str(m): _encode_floats(np.asarray(v, np.float64))
                                            for m, v in metrics.items()}
                                for name, metrics in model.evals_result.items()}
-    if model.training_profile:
-        out["training_profile"] = {str(k): _enc(float(v))
-                                   for k, v in model.training_profile.items()}
     return out
 
 
-def _history_from_json(d) -> tuple:
-    """(evals_result, training_profile) of a model file, checked (both optional)."""
+def _history_from_json(d) -> dict:
+    """The learning curves of a model file, checked (optional)."""
     evals = d.get("evals_result", {})
     if not isinstance(evals, dict) or not all(isinstance(v, dict) for v in evals.values()):
         _fail("evals_result must map data names to objects of metric curves")
@@ -143,11 +140,7 @@ def _history_from_json(d) -> tuple:
                 _fail(f"evals_result[{_short(name)}][{_short(m)}] must be a list of numbers")
             curves[name][m] = [_dec_float(v, f"evals_result[{_short(name)}][{_short(m)}]")
                                for v in values]
-    prof = d.get("training_profile", {})
-    if not isinstance(prof, dict):
-        _fail("training_profile must map step names to numbers")
-    profile = {k: _dec_float(v, f"training_profile[{_short(k)}]") for k, v in prof.items()}
-    return curves, profile
+    return curves
 
 
 def model_to_json(model) -> str:
@@ -406,10 +399,9 @@ def model_from_dict(d: dict):
         _fail("params must be an object")
     params = {k: (_dec_float(v, "params") if v in ("nan", "inf", "-inf") else v)
               for k, v in params.items()}
-    evals_result, training_profile = _history_from_json(d)
     return Model(trees, group, base, objective, n_outputs, info, params=params,
-                 best_iteration=best_it, best_score=best_score, evals_result=evals_result,
-                 training_profile=training_profile)
+                 best_iteration=best_it, best_score=best_score,
+                 evals_result=_history_from_json(d))
 
 
 def load_model(path_or_text):

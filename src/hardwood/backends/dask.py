@@ -251,7 +251,7 @@ class DaskPages:
         self._margins = self._grads = self._states = None
         self._counts = {}
         self._step = 0
-        self.log = []  # one dict per histogram request: what, nodes, bytes, seconds
+        self.log = []  # one dict per histogram step: nodes, bytes, seconds
         self.transfers = {"dask_levels": 0, "dask_bytes": 0, "dask_reduce_s": 0.0}
 
     @property
@@ -279,8 +279,8 @@ class DaskPages:
     # -- margins and gradients on the workers (the Booster's device calls) -----------------
     def bind_margins(self, objective, label, weight, pred):
         """The margins (``pred``, (K, n)) on the workers for the Booster's objective (its
-        name, built with ``self.params``: the training's resolved parameters). Uniform margins (no
-        init_model) go as one column; others as each partition's slice, once."""
+        name; built with ``self.params``, the training's resolved parameters). Uniform
+        margins (no init_model) go as one column; others as each partition's slice, once."""
         del label, weight  # the workers hold their own partitions' labels and weights
         params = dict(self.params)
         if pred.shape[0] > 1:

@@ -344,3 +344,17 @@ def test_forest_mode_follows_the_workers_memory(client):
     limit = min(w["memory_limit"] for w in client.scheduler_info()["workers"].values())
     assert hd.forest_mode(client, 1000, 28) == "tree"
     assert hd.forest_mode(client, int(limit // 10), 28) == "histogram"
+
+
+@pytest.mark.timeout(60)
+def test_goss_and_init_model_margins(client, data):
+    """GOSS reads g and h on the client (gathered from the workers); init_model's margins are
+    computed on the workers' bins."""
+    X, y, *_ = data
+    params = dict(PARAMS, sampling_method="goss", top_rate=0.3, other_rate=0.2)
+    ds = hardwood.Dataset(X, y)
+    first = hardwood.train(params, ds, num_boost_round=2)
+    ref = hardwood.train(params, ds, num_boost_round=3, init_model=first)
+    m = hd.train(client, params, _dask(X, (350, 250)), _dask(y, (350, 250)),
+                 num_boost_round=3, init_model=first)
+    _same_model(m, ref)

@@ -197,6 +197,9 @@ def test_wide_rows_few_used_features(monkeypatch, walk):
     for x in (X, X[:3], X.astype(np.float32)):
         for output in ("raw", "leaf"):
             np.testing.assert_array_equal(c.predict(x, output=output), wm.predict(x, output=output))
+    for r in range(12):  # one row: the one-row kernel's copy of a row too wide for the stack
+        row = np.ascontiguousarray(X[r:r + 1])
+        np.testing.assert_array_equal(c.predict(row), wm.predict(row))
 
 
 def test_thresholds_at_float32_boundaries():
@@ -715,3 +718,61 @@ def test_auto_lays_out_the_naive_walk_on_the_first_single_row(models, shared_mod
                                           m.predict(rows, output="leaf"))
         assert "naive" in a._rt
     assert seen
+
+
+@pytest.mark.parametrize("walk", ["auto", "all"])
+def test_nan_and_infinities_take_their_default_way_without_a_test(monkeypatch, walk):
+    """The dual copy of a block's rows, and of one row (``pred.transposed_block``): NaN reaches
+    a default-left split as -inf and a default-right split as NaN, so rows with NaN take the
+    plain walk. Splits of both default directions at thresholds of -inf, +inf and the float
+    limits, rows holding NaN, -inf and +inf (in lanes and in the rows left over after the
+    lanes), in both float widths, batch and one row: the naive walk's output, bit for bit."""
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", walk)
+    rng = np.random.default_rng(11)
+    m, _ = _random_model(5, n_trees=10, n_features=5, depth=4, balanced=walk == "auto")
+    specials = [-np.inf, np.inf, np.finfo(np.float64).max, -np.finfo(np.float32).max]
+    for t in m.trees:
+        for i in np.flatnonzero(t.feature >= 0)[::2]:
+            t.threshold[i] = specials[int(rng.integers(len(specials)))]
+    X = rng.normal(size=(301, 5))
+    X[rng.random(X.shape) < 0.25] = np.nan
+    X[rng.random(X.shape) < 0.1] = -np.inf
+    X[rng.random(X.shape) < 0.1] = np.inf
+    naive = hardwood.compile(m, "naive")
+    for rt in ("pred", "vpred", "auto"):
+        c = hardwood.compile(m, rt)
+        if rt != "auto":
+            assert c.dual and not c.direct
+            assert c.walked == (len(m.trees) if walk == "all" else 0)
+        for x in (X, X.astype(np.float32), X[:13], X[:300]):
+            for output in ("raw", "leaf"):
+                np.testing.assert_array_equal(c.predict(x, output=output),
+                                              naive.predict(x, output=output))
+        for r in range(0, 301, 7):
+            for dt in (np.float64, np.float32):
+                row = np.ascontiguousarray(X[r:r + 1], dtype=dt)
+                np.testing.assert_array_equal(c.predict(row), naive.predict(row))
+
+
+def test_float64_row_rounded_up_reads_float32_thresholds():
+    """One float64 row of a model whose thresholds are all float32 values (XGBoost's) is
+    rounded up to float32 and reads the float32 thresholds: exact for values at, just above
+    and just below a threshold, beyond float32's range, infinite and NaN, both default ways."""
+    rng = np.random.default_rng(12)
+    m, _ = _random_model(6, n_trees=8, n_features=4, depth=4, balanced=True)
+    f32max = float(np.finfo(np.float32).max)
+    for t in m.trees:
+        t.threshold[:] = t.threshold.astype(np.float32)
+        inner = np.flatnonzero(t.feature >= 0)
+        t.threshold[inner[1::3]] = [(-np.inf, np.inf, f32max, -f32max)[k % 4]
+                                    for k in range(len(inner[1::3]))]
+    thr = np.concatenate([t.threshold[t.feature >= 0] for t in m.trees])
+    cands = np.concatenate([thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf),
+                            [1e300, -1e300, np.nan, np.inf, -np.inf, 0.0, -0.0]])
+    cands = cands[np.isfinite(cands) | np.isinf(cands) | np.isnan(cands)]
+    c = hardwood.compile(m, "vpred")
+    assert c.one_row.thr32_exact
+    naive = hardwood.compile(m, "naive")
+    for _ in range(300):
+        row = rng.choice(cands, size=(1, 4))
+        np.testing.assert_array_equal(c.predict(row), naive.predict(row))

@@ -198,3 +198,29 @@ def and_lanes_lt(typingctx, bv, boff, xs, xoff, th, mk, V):
         return context.get_dummy_value()
 
     return sig, codegen
+
+
+@intrinsic
+def stack_row(typingctx, like, n):
+    """A 1-d C array of ``n`` (a compile-time integer) items of ``like``'s dtype in the calling
+    kernel's stack frame: scratch space that costs no allocation. It lives until that kernel
+    returns, so it must not be returned or stored; its items start undefined."""
+    if not isinstance(n, types.IntegerLiteral) or not isinstance(like, types.Array):
+        return None
+    N = n.literal_value
+    arrty = types.Array(like.dtype, 1, "C")
+    sig = arrty(like, n)
+
+    def codegen(context, builder, signature, args):
+        from numba.np.arrayobj import populate_array
+        ety = context.get_data_type(arrty.dtype)
+        intp = context.get_value_type(types.intp)
+        ptr = cgutils.alloca_once(builder, ety, size=N)
+        ary = context.make_array(arrty)(context, builder)
+        size = context.get_abi_sizeof(ety)
+        populate_array(ary, data=ptr, shape=[ir.Constant(intp, N)],
+                       strides=[ir.Constant(intp, size)], itemsize=ir.Constant(intp, size),
+                       meminfo=None)
+        return ary._getvalue()
+
+    return sig, codegen

@@ -32,7 +32,10 @@ One row (the latency path): ``pred``, ``vpred`` and ``auto`` (when it picks vpre
 compile time, a one-row kernel and the model packed into one byte array
 (``pred.OneRowLayout``). A row of shape ``(1, n_features)``, float32 or float64, C-contiguous, is
 checked by shape, dtype and layout only and goes to that kernel in one Numba call, which
-allocates nothing (the output is allocated by ``predict``, or passed as ``out=``). Its sums are
+allocates nothing (the output is allocated by ``predict``, or passed as ``out=``; models of
+more than 128 features allocate a copy of the row). Rows with NaN take the same walk as rows
+without (``pred.transposed_block``: default-left splits read a copy of the row with -inf for
+NaN). Its sums are
 the naive walk's, bit for bit. Other single rows (lists, frames, category columns) are
 converted first and then take the same kernel.
 """
@@ -170,7 +173,7 @@ class CompiledModel:
         return self.model.prepare(X)
 
     # the one-row kernel ``one(X, blob, out, code)`` of pred.OneRowLayout, where a runtime has one
-    # (it writes the K outputs of row 0 to out and allocates nothing); _fast: output -> (shape of
+    # (it writes the K outputs of row 0 to out; see pred.OneRowLayout); _fast: output -> (shape of
     # the fresh output, transform code, columns returned or 0 for all) for rows that need no
     # conversion
     _one = None

@@ -87,42 +87,55 @@ class PredRuntime(CompiledModel):
                                   pad=self._pad, sel=padded, width=W)
         self.layout = layout
         self.cat = layout.has_cat
-        # the features the splits use: a block of rows with no NaN in them takes the walk
-        # without the default-direction test, and only they are copied into a block's
+        # the features the splits use: only they are copied (twice, see self.dual) into a block's
         # transposed rows (a node stores its feature's place among them, times v)
         used = [t.feature[t.feature >= 0] for t in trees]
         self.used = np.unique(np.concatenate(used + [np.zeros(1, np.int64)])).astype(np.int64)
         position = np.zeros(self.n_features, np.int64)
         position[self.used] = np.arange(self.used.size)
-        # rows read in place (no NaN scan, no block copy) when the walk is short next to the
+        # rows read in place (no block copy) when the walk is short next to the
         # used-feature count: both cost about one step per used feature and row. The modules
         # compile only the walks of this choice.
         self.direct = bool(DIRECT_FACTOR * self.used.size > sum(depths))
+        U = self.used.size
+        # the dual walk (pred.transposed_block) where the block copy is read and no split is
+        # categorical: the used features listed twice, a numerical default-left split reads
+        # the second copy (NaN there is -inf), so rows with NaN need no test
+        self.dual = not self.direct and not self.cat
+        used2 = np.concatenate([self.used, self.used])
         self.passes = []
         for g in layout.groups:
             v = self.v if self.v else tuned_v(self.n_features, g["D"])
             g["v"] = v
+            u = position[g["feat"]]
+            if self.dual:
+                u = u + U * ((g["flags"] & 3) == 1)
             # unsigned: no negative-index fix-up
-            g["featu"] = (position[g["feat"]] * v).astype(_pred.feat_dtype(self.used.size * v))
+            g["featu"] = (u * v).astype(_pred.feat_dtype(2 * U * v))
             self.passes.append((_pred.kernels(v, self.cat, W > 1, self.direct), (
                 g["D"], g["featu"], g["thr32"], g["thr64"], g["flags"], g["catoff"],
-                layout.bitsets, g["info"], g["leafval"], g["leafid"]), False))
+                layout.bitsets, g["info"], g["leafval"], g["leafid"]), False,
+                used2 if self.dual else self.used))
         self.walked = len(walked) * W  # trees on the unpadded walk
         if walked:  # deep or unbalanced trees: the unpadded walk (predict.vwalk)
             v = self.v if self.v else WALK_V
             self.walk_v = v
+            cat = bool(self.cat or any(self.model.trees[h].is_categorical.any()
+                                       for h in walked))
+            dual = not self.direct and not cat
             w = _vwalk.WalkLayout(self.model.trees, self.model.tree_group, walked, self.t0, v,
-                                  _pred.feat_dtype(self.used.size * v), position, width=W)
+                                  _pred.feat_dtype(2 * U * v), position, width=W,
+                                  dual=U if dual else 0)
             a = w.arrays
-            self.passes.append((_vwalk.kernels(v, w.has_cat or self.cat, W > 1, self.direct), (
+            self.passes.append((_vwalk.kernels(v, cat, W > 1, self.direct), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
-                a["info"], a["leafval"], a["leafid"]), True))
+                a["info"], a["leafval"], a["leafid"]), True, used2 if dual else self.used))
         self.walk_block = self.block
         if walked:
             nodes = sum(self.model.trees[h].n_nodes for h in walked) / len(walked)
             if nodes >= WALK_BIG_TREE:
                 cap = WALK_BLOCK_MAX if self.direct else \
-                    WALK_COPY_BYTES // (8 * self.used.size)
+                    WALK_COPY_BYTES // (8 * self.passes[-1][3].size)
                 self.walk_block = int(max(self.block, min(nodes, cap)))
         self.const = layout.const_trees
         self.one_row_reason = (f"{self.walked} trees take the unpadded walk" if walked else
@@ -145,11 +158,11 @@ class PredRuntime(CompiledModel):
         n = X.shape[0]
         f32 = X.dtype == np.float32
         for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
-                  leafid), walk in self.passes:
+                  leafid), walk, used in self.passes:
             block = self.block
             if walk and self.walk_block > block:  # big trees: see WALK_BIG_TREE
                 block = min(self.walk_block, max(block, -(-n // (2 * numba.get_num_threads()))))
-            args = (block, self.used, self.direct, first, feat, thr32 if f32 else thr64,
+            args = (block, used, self.direct, first, feat, thr32 if f32 else thr64,
                     flags, catoff, bits, self.ncat, info, leafval, leafid, out, lout, want_leaf)
             if n < SERIAL_ROWS:
                 mod.run_serial(X, *args)

@@ -34,11 +34,14 @@ _ARGS = "ch, feat, thr, flags, catoff, bits, ncat, info, leafval, leafid, out, l
 class WalkLayout:
     """The trees ``sel`` (indices into ``trees``) packed for the walk of ``V`` lanes: per tree
     ``info[k] = (node offset, internal-node count m, leaf offset, output group, column)``;
-    a feature ``f`` is stored as ``position[f] * V`` (its place among the used features).
+    a feature ``f`` is stored as ``position[f] * V`` (its place among the used features),
+    or with ``dual`` (``U`` used features, the kernels' ``dual`` walk, see
+    ``pred.transposed_block``) as ``(U + position[f]) * V`` at a numerical split whose missing
+    values go left.
     ``width`` > 1: each tree of ``sel`` heads a run of ``width`` trees that share its splits,
     as in ``pred.PredLayout``; ``leafval`` is then 2-D, one column per tree of the run."""
 
-    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype, position, width=1):
+    def __init__(self, trees, tree_group, sel, t0, V, feat_dtype, position, width=1, dual=0):
         W = int(width)
         sizes = [trees[t].n_nodes for t in sel]
         total = int(sum(sizes))
@@ -55,7 +58,8 @@ class WalkLayout:
         for k, t in enumerate(sel):
             tr = trees[t]
             m, nl = _fill_tree(tr.feature, tr.threshold, tr.left, tr.right, tr.default_left,
-                               tr.is_categorical, tr.cat_offset, position, V, pos, nb_bits,
+                               tr.is_categorical, tr.cat_offset, position, int(dual), V,
+                               pos, nb_bits,
                                lpos, feat, thr, flags, catoff, ch, leafid)
             leaves = leafid[lpos:lpos + nl]
             if W > 1:
@@ -77,11 +81,12 @@ class WalkLayout:
 
 
 @njit(cache=True, nogil=True)
-def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset, position, V,
-               pos, nb_bits, lpos, feat, thr, flags, catoff, ch, leafid):
+def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset, position,
+               dual, V, pos, nb_bits, lpos, feat, thr, flags, catoff, ch, leafid):
     """Lay one tree out at node ``pos`` and leaf ``lpos`` (see the module docstring): its
     internal nodes numbered breadth-first from 0, its leaves after them, each leaf linked to
-    itself. Returns (internal-node count, leaf count)."""
+    itself; ``dual`` > 0: the used-feature count U of the dual walk (see
+    :class:`WalkLayout`). Returns (internal-node count, leaf count)."""
     order = bfs_order(feature, left, right)
     new = np.empty(feature.shape[0], np.int64)
     m = 0
@@ -99,7 +104,10 @@ def _fill_tree(feature, threshold, left, right, default_left, is_cat, cat_offset
     for i in order:
         j = pos + new[i]
         if feature[i] >= 0:
-            feat[j] = position[feature[i]] * V  # see pred.lane_step
+            u = position[feature[i]]
+            if dual > 0 and default_left[i] and not is_cat[i]:
+                u += dual  # the copy that holds -inf for NaN (pred.transposed_block)
+            feat[j] = u * V  # see pred.lane_step
             thr[j] = threshold[i]
             flags[j] = (1 if default_left[i] else 0) | (2 if is_cat[i] else 0)
             catoff[j] = cat_offset[i] + nb_bits if is_cat[i] else 0
@@ -127,7 +135,7 @@ def _min_of(V):
 
 
 def _walk(name, V, mode, direct=False, multi=False):
-    L = walk_head(name, _ARGS, V, direct, multi) + [
+    L = walk_head(name, _ARGS, V, direct, multi, mode == "dual") + [
          "    for k in range(info.shape[0]):",
          "        nb = info[k, 0]",
          "        m = info[k, 1]",

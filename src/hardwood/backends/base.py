@@ -45,6 +45,12 @@ class Backend:
 
 def make_backend(name, dataset):
     """Backend ``name`` over the binned matrices of ``dataset``."""
+    if getattr(dataset, "sparse_bins", None) is not None and name in ("cpu", "reference"):
+        if name == "cpu":  # binned sparse (data/sparse.py): kernels over the non-zeros
+            from .sparse_cpu import SparseCPUBackend
+            return SparseCPUBackend(dataset.sparse_bins, dataset.bin_mapper.offsets)
+        from .reference import SparseReferenceBackend
+        return SparseReferenceBackend(dataset.sparse_bins, dataset.bin_mapper.offsets)
     if name == "cpu":
         from .cpu import CPUBackend
         return CPUBackend(dataset.bins_row, dataset.bins_col, dataset.bin_mapper.offsets)

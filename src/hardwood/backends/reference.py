@@ -57,6 +57,59 @@ class ReferenceBackend(Backend):
             pred[i] += t.value[node]
 
 
+def sparse_bin_naive(sb, r, f):
+    """Row ``r``'s bin of field ``f`` in the ``SparseBins`` ``sb``: its stored entry's, else
+    the field's default bin (a linear scan of the row)."""
+    for e in range(int(sb.indptr[r]), int(sb.indptr[r + 1])):
+        if int(sb.indices[e]) == f:
+            return int(sb.bins[e])
+    return int(sb.default_bin[f])
+
+
+class SparseReferenceBackend(ReferenceBackend):
+    """The naive twin over sparse bins (``data/sparse.py``): every bin of every row of a
+    node is accumulated, the default bins included, as for dense bins; no totals, no
+    subtraction, no binary search."""
+
+    def __init__(self, sparse_bins, offsets):
+        self.sb = sparse_bins
+        self.bins_row = sparse_bins
+        self.bins_col = None
+        self.offsets = np.asarray(offsets[:-1], dtype=np.int64)
+        self.total_bins = int(offsets[-1])
+
+    def build_histograms(self, rows, begins, ends, g, h):
+        out = []
+        for b, e in zip(begins, ends):
+            seg = rows[b:e]
+            dense = self.sb.rows_dense(seg)  # the node's rows only
+            out.append(histogram_naive(dense, self.offsets, np.arange(seg.size), g[seg], h[seg],
+                                       self.total_bins))
+        return np.stack(out) if out else np.zeros((0, self.total_bins, 2))
+
+    def partition(self, rows, begins, ends, features, left_tables):
+        mids = np.empty(len(begins), dtype=np.int64)
+        for i, (b, e) in enumerate(zip(begins, ends)):
+            seg = rows[b:e]
+            f = int(features[i])
+            goes_left = np.array([bool(left_tables[i][sparse_bin_naive(self.sb, int(r), f)])
+                                  for r in seg], dtype=bool)
+            rows[b:e] = np.concatenate([seg[goes_left], seg[~goes_left]])
+            mids[i] = b + int(goes_left.sum())
+        return mids
+
+    def predict_binned(self, bins_row, binned_tree, pred):
+        if isinstance(bins_row, np.ndarray):
+            return super().predict_binned(bins_row, binned_tree, pred)
+        t = binned_tree
+        for i in range(bins_row.n_rows):
+            node = 0
+            while t.feature[node] >= 0:
+                b = sparse_bin_naive(bins_row, i, int(t.feature[node]))
+                node = t.left[node] if t.table[t.table_offset[node] + b] else t.right[node]
+            pred[i] += t.value[node]
+
+
 def _score_naive(G, H, lam, alpha):
     t = np.sign(G) * max(abs(G) - alpha, 0.0)
     return t * t / (H + lam)

@@ -48,13 +48,25 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
     starts = np.flatnonzero(flag)
     uniq = v[starts]
     if uniq.size <= max_value_bins:
+        return edges_from_counts(uniq, None, max_value_bins)
+    if w is None:
+        cum = np.append(starts[1:], v.size).astype(np.float64)
+    else:
+        cw = np.cumsum(w)
+        cum = cw[np.append(starts[1:], v.size) - 1]
+    return edges_from_counts(uniq, cum, max_value_bins)
+
+
+def edges_from_counts(uniq, cum, max_value_bins):
+    """The upper edges of ``_numeric_edges`` from a field's distinct values ``uniq`` (float64,
+    ascending) and ``cum[i]``: the rows (or weight) up to and with ``uniq[i]`` (unused when
+    ``uniq`` fits in ``max_value_bins``). A sparse column gives them from its non-zeros and
+    its count of zeros, without the dense column (``data/sparse.py``)."""
+    if uniq.size == 0:
+        return np.array([np.inf])
+    if uniq.size <= max_value_bins:
         cut_after = np.arange(uniq.size - 1)
     else:
-        if w is None:
-            cum = np.append(starts[1:], v.size).astype(np.float64)
-        else:
-            cw = np.cumsum(w)
-            cum = cw[np.append(starts[1:], v.size) - 1]
         total = cum[-1]
         targets = total * np.arange(1, max_value_bins) / max_value_bins
         # index of the unique value whose cumulative count first reaches each target
@@ -138,6 +150,19 @@ class BinMapper:
             edges.append(_numeric_edges(v, self.max_bin - 1, m))
             n_value[j] = edges[-1].size
         return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+
+    def fit_edges(self, edges):
+        """Numeric fields only, with the given upper edges (one float64 array per field,
+        the last +inf): the sparse path's own fit (``data/sparse.py``)."""
+        d = len(edges)
+        n_value = np.array([e.size for e in edges], dtype=np.int32)
+        return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+
+    def cell_tables(self):
+        """(lo, scale, start, stop) of ``_cell_tables``: what ``bin_numeric`` searches."""
+        if not hasattr(self, "_cells"):  # mappers pickled before the cell tables existed
+            self._cells = _cell_tables(self.upper_edges, self.is_categorical)
+        return self._cells
 
     def _set_bins(self, edges, n_value, cat_maps, is_categorical):
         d = len(edges)
@@ -286,6 +311,29 @@ def _bin_in_range(x, edges, off, a, z):
     return a
 
 
+@njit(cache=True, nogil=True, inline="always")
+def bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop):
+    """The bin of a non-NaN value ``x`` of numeric field ``j`` (see ``_cell_tables``)."""
+    off = edge_offsets[j]
+    ne = edge_offsets[j + 1] - off
+    if scale[j] > 0.0:
+        n_cells = start.shape[1]
+        t = (x - lo[j]) * scale[j]
+        if t <= 0.0:
+            cell = 0
+        elif t >= n_cells:
+            cell = n_cells - 1
+        else:
+            cell = int(t)
+        a = start[j, cell]
+        z = stop[j, cell]
+        # the grid is a hint: check the bracket, else search everything
+        if (a > 0 and edges[off + a - 1] >= x) or edges[off + z] < x:
+            return _bin_value(x, edges, off, ne)
+        return _bin_in_range(x, edges, off, a, z)
+    return _bin_value(x, edges, off, ne)
+
+
 BIN_BLOCK = 4096  # rows binned by one task
 
 
@@ -294,7 +342,6 @@ def _bin_blocks(b0, b1, X, edges, edge_offsets, is_cat, n_value, cat_map, cat_of
                 start, stop, rows, cols):
     """Blocks ``b0 .. b1 - 1`` of BIN_BLOCK rows of ``X`` into ``rows`` and ``cols``."""
     n, d = X.shape
-    n_cells = start.shape[1]
     for blk in range(b0, b1):
         i0 = blk * BIN_BLOCK
         i1 = min(n, i0 + BIN_BLOCK)
@@ -308,25 +355,7 @@ def _bin_blocks(b0, b1, X, edges, edge_offsets, is_cat, n_value, cat_map, cat_of
                     K = cat_off[j + 1] - cat_off[j]
                     b = cat_map[cat_off[j] + c] if (c >= 0 and c < K) else n_value[j]
                 else:
-                    off = edge_offsets[j]
-                    ne = edge_offsets[j + 1] - off
-                    if scale[j] > 0.0:
-                        t = (x - lo[j]) * scale[j]
-                        if t <= 0.0:
-                            cell = 0
-                        elif t >= n_cells:
-                            cell = n_cells - 1
-                        else:
-                            cell = int(t)
-                        a = start[j, cell]
-                        z = stop[j, cell]
-                        # the grid is a hint: check the bracket, else search everything
-                        if (a > 0 and edges[off + a - 1] >= x) or edges[off + z] < x:
-                            b = _bin_value(x, edges, off, ne)
-                        else:
-                            b = _bin_in_range(x, edges, off, a, z)
-                    else:
-                        b = _bin_value(x, edges, off, ne)
+                    b = bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop)
                 rows[i, j] = b
         for j in range(d):
             for i in range(i0, i1):

@@ -162,6 +162,17 @@ def _default_names(n_features):
     return [f"f{i}" for i in range(n_features)]
 
 
+def _training_names(feature_names, n_features):
+    """The training matrix's feature names: the given ones (as strings), else f0, f1, ..."""
+    names = list(feature_names) if feature_names is not None else _default_names(n_features)
+    if len(names) != n_features:
+        raise ValueError(f"feature_names has {len(names)} names for {n_features} features")
+    names = [str(n) for n in names]
+    if len(set(names)) != len(names):
+        raise ValueError("feature_names holds duplicate names")
+    return names
+
+
 def _reject_strings_in_object_array(arr, what):
     """Numpy object arrays may hold numbers and None (missing), never strings."""
     flat = arr.reshape(arr.shape[0], -1) if arr.ndim >= 2 else arr.reshape(-1, 1)
@@ -223,12 +234,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
             raise ValueError(f"{what} is empty: shape {mat.shape}")
         n_features = mat.shape[1]
         if info is None:
-            names = list(feature_names) if feature_names is not None else _default_names(n_features)
-            if len(names) != n_features:
-                raise ValueError(f"feature_names has {len(names)} names for {n_features} features")
-            names = [str(n) for n in names]
-            if len(set(names)) != len(names):
-                raise ValueError("feature_names holds duplicate names")
+            names = _training_names(feature_names, n_features)
             is_cat = _resolve_categorical(categorical_features, names, n_features)
         else:
             if n_features != info.n_features:
@@ -263,6 +269,37 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         info = FeatureInfo(names=list(map(str, names)), is_categorical=np.asarray(is_cat, bool),
                            categories=cats)
     return mat, info
+
+
+def to_csr(X, *, info: FeatureInfo | None = None, feature_names=None, what="X"):
+    """``(csr, info)`` for the sparse path (``data/sparse.py``): a canonical CSR matrix
+    (sorted indices, no duplicate entries; the caller's matrix is never changed) of float32
+    values (float64 when ``X`` holds float64), checked as ``to_float_matrix`` checks its
+    dense copy: numeric, not empty, no ±inf, the names and feature count of ``info``."""
+    X = _sp.csr_matrix(X)
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{what} is empty: shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must be numeric, got a sparse matrix of dtype {X.dtype}")
+    n_features = X.shape[1]
+    if info is None:
+        names = _training_names(feature_names, n_features)
+        info = FeatureInfo(names=names, is_categorical=np.zeros(n_features, dtype=bool),
+                           categories=[None] * n_features)
+    elif n_features != info.n_features:
+        raise ValueError(f"{what} has {n_features} features, but the model/training data "
+                         f"has {info.n_features}")
+    dtype = np.float64 if X.dtype == np.float64 else np.float32
+    if not X.has_canonical_format or X.data.dtype != dtype:
+        X = X.astype(dtype, copy=True)  # a copy of our own: canonicalise it in place
+        X.sum_duplicates()
+    bad = np.isinf(X.data)
+    if bad.any():
+        e = int(np.flatnonzero(bad)[0])
+        r = int(np.searchsorted(X.indptr, e, side="right") - 1)
+        raise ValueError(f"{what} contains infinite values (first at row {r}, column "
+                         f"{int(X.indices[e])}); use NaN for missing values")
+    return X, info
 
 
 def _check_finite(mat, what, only=None):

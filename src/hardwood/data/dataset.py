@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from .binning import BinMapper
-from .convert import FeatureInfo, to_float_matrix, to_vector
+from .convert import FeatureInfo, to_csr, to_float_matrix, to_vector
+from .sparse import bin_sparse, fit_sparse, wants_sparse
 
 MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
 CHUNK_ROWS = 65536  # DataFrames and sparse matrices are converted this many rows at a time
@@ -73,11 +74,42 @@ class Dataset:
         ``max_bin - 2`` most frequent categories as bins and shares one bin among the others
         (LightGBM's way; bins stay uint8 at the default ``max_bin``). False: one bin per
         category, whatever their number (bins become uint16 past 255).
+    sparse : "auto", True or False
+        How a scipy sparse matrix without categorical features is binned: straight from its
+        non-zeros into ``sparse_bins`` (``data/sparse.py``; memory follows the non-zeros,
+        and training's histograms cost the non-zeros, not rows x columns), or densely.
+        "auto": sparse when at most ``sparse.SPARSE_DENSITY`` (10%) of the cells are stored.
+        Both give the same bins; dense input ignores it.
     """
 
     pages_on_disk = None  # (page paths, key) for a set from_batches built; None in memory
     group = None  # query boundaries for ranking (set from group= or qid=)
     sketch_error = 0.0  # the bins' rank error, as a share of the rows (from_batches)
+    sparse_bins = None  # data.sparse.SparseBins of a set binned sparse; None: dense bins
+    _bins_row = _bins_col = None
+
+    @property
+    def bins_row(self):
+        """Row-major bins (n_rows, n_features). A set binned sparse makes them on first use
+        (rows x columns of memory: for the code that needs dense bins, such as forests)."""
+        if self._bins_row is None and self.sparse_bins is not None:
+            self._bins_row, self._bins_col = self.sparse_bins.to_dense()
+        return self._bins_row
+
+    @bins_row.setter
+    def bins_row(self, value):
+        self._bins_row = value
+
+    @property
+    def bins_col(self):
+        """Column-major bins (n_features, n_rows); see ``bins_row``."""
+        if self._bins_col is None and self.sparse_bins is not None:
+            self._bins_row, self._bins_col = self.sparse_bins.to_dense()
+        return self._bins_col
+
+    @bins_col.setter
+    def bins_col(self, value):
+        self._bins_col = value
 
     @classmethod
     def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
@@ -122,7 +154,7 @@ class Dataset:
 
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
-                 group_categories=True, group=None, qid=None):
+                 group_categories=True, group=None, qid=None, sparse="auto"):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
         if reference is None:
@@ -132,10 +164,15 @@ class Dataset:
                                  f"as uint8 or uint16), got {max_bin!r}")
         info = reference.info if reference is not None else None
         what = "validation X" if reference is not None else "X"
-        chunked = _chunkable(X, categorical_features)
-        first = _rows(X, slice(0, CHUNK_ROWS)) if chunked else X
-        mat, info = to_float_matrix(first, categorical_features=categorical_features, info=info,
-                                    feature_names=feature_names, what=what)
+        is_sparse = wants_sparse(X, categorical_features, info, sparse)
+        if is_sparse:  # binned from the non-zeros: no dense copy (data/sparse.py)
+            chunked = False
+            mat, info = to_csr(X, info=info, feature_names=feature_names, what=what)
+        else:
+            chunked = _chunkable(X, categorical_features)
+            first = _rows(X, slice(0, CHUNK_ROWS)) if chunked else X
+            mat, info = to_float_matrix(first, categorical_features=categorical_features,
+                                        info=info, feature_names=feature_names, what=what)
         if reference is not None and feature_names is not None:
             if [str(n) for n in feature_names] != list(info.names):
                 raise ValueError("feature_names differ from the reference Dataset's feature names")
@@ -168,7 +205,9 @@ class Dataset:
         else:
             self.bin_mapper = BinMapper(max_bin=max_bin, random_state=random_state,
                                         group_categories=group_categories)
-            if chunked:  # the mapper's own row sample, converted alone
+            if is_sparse:
+                fit_sparse(self.bin_mapper, mat, weight=self.weight)
+            elif chunked:  # the mapper's own row sample, converted alone
                 sample = self.bin_mapper.sample_rows_of(self.n_rows)
                 smat, _ = to_float_matrix(_rows(X, sample), info=info, what=what)
                 sw = None if self.weight is None else self.weight[sample]
@@ -178,7 +217,9 @@ class Dataset:
             else:
                 self.bin_mapper.fit(mat, info.is_categorical, info.n_categories, weight=self.weight)
         self.max_bin = self.bin_mapper.max_bin
-        if not chunked:
+        if is_sparse:
+            self.sparse_bins = bin_sparse(self.bin_mapper, mat)
+        elif not chunked:
             self.bins_row, self.bins_col = self.bin_mapper.transform(mat)
         else:
             bm = self.bin_mapper

@@ -135,7 +135,7 @@ class Booster:
                     self.pages.predict_binned(binned, self.pred[k])
                     for v, vp in zip(self.valid_sets, self.valid_pred):
                         if v is not train_set:
-                            predict_binned(v.bins_row, binned, vp[k])
+                            predict_binned(_binned_rows(v), binned, vp[k])
                     self.trees.append(tree)
                     self.groups.append(int(k))
         # device='cuda' (or Dask workers) with an objective computed there: margins, g and h
@@ -233,7 +233,7 @@ class Booster:
                     leaves.add(binned.value[leaf_ids], pred_k)
                 for v, vp in zip(self.valid_sets, self.valid_pred):
                     if v is not ts:
-                        predict_binned(v.bins_row, binned, vp[k])
+                        predict_binned(_binned_rows(v), binned, vp[k])
                 self.profile.add("update", t0)
                 if not np.all(np.isfinite(tree.value)):
                     raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p))
@@ -321,10 +321,15 @@ class _GlobalLeaves:
 
 def predict_binned(bins_row, binned_tree, pred):
     """``pred[i] +=`` the leaf value of row i of an in-memory binned matrix (validation
-    sets), whatever the training set's backend."""
-    from ..backends.cpu import predict_binned_rows
+    sets), whatever the training set's backend; ``bins_row``: dense, or ``SparseBins``."""
+    from ..backends.sparse_cpu import predict_binned_any
 
-    predict_binned_rows(bins_row, binned_tree, pred)
+    predict_binned_any(bins_row, binned_tree, pred)
+
+
+def _binned_rows(ds):
+    """A Dataset's bins as ``predict_binned`` takes them: sparse if it was binned sparse."""
+    return ds.sparse_bins if ds.sparse_bins is not None else ds.bins_row
 
 
 def _stored_pages(train_set, paths=None, key=None, transfers=None):

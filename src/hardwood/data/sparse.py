@@ -1,0 +1,250 @@
+"""Sparse binned data: CSR input binned straight from its non-zeros (issue 18).
+
+A numeric field's *default bin* is the bin of 0.0. A sparse matrix's absent entries are
+zeros, so they all fall in it; the layout keeps only the entries whose bin differs from
+their field's default bin, as CSR:
+
+* ``indptr`` (int64, n_rows + 1): row ``r``'s entries are ``indptr[r] .. indptr[r + 1] - 1``;
+* ``indices`` (int32): their fields, ascending within a row (the partition finds a row's bin
+  of one field by binary search);
+* ``bins`` (uint8 or uint16, as the dense matrices): their bins (the missing bin for an
+  explicit NaN);
+* ``default_bin`` (int64, one per field).
+
+No dense float matrix and no dense bin matrix is ever made: memory follows the non-zeros.
+The bins are those the dense path gives the same matrix (``BinMapper.transform`` of
+``X.toarray()``): the edges come from each column's non-zeros plus its count of zeros
+(``binning.edges_from_counts``, the rule of the dense path), over the same row sample, and
+each entry is binned by the dense path's kernel (``binning.bin_numeric``). With sample
+weights the edges equal the dense ones up to the rounding of the weight sums.
+
+Categorical fields are not binned sparse: a Dataset with one takes the dense path.
+"""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from ..parallel import guard, run_ranges
+from .binning import bin_numeric, edges_from_counts
+
+SPARSE_DENSITY = 0.1  # sparse="auto": a scipy sparse matrix at most this dense is binned sparse
+
+
+class SparseBins:
+    """The non-default bins of a matrix, by row (see the module docstring)."""
+
+    def __init__(self, indptr, indices, bins, default_bin, n_features):
+        self.indptr = indptr
+        self.indices = indices
+        self.bins = bins
+        self.default_bin = default_bin
+        self.n_rows = indptr.shape[0] - 1
+        self.n_features = int(n_features)
+        self.shape = (self.n_rows, self.n_features)
+        self.dtype = bins.dtype
+        n = self.n_rows
+        if (indptr[0] != 0 or indptr[-1] != indices.shape[0] or indices.shape != bins.shape
+                or default_bin.shape != (self.n_features,)
+                or (n and np.any(np.diff(indptr) < 0))
+                or (indices.size and (indices.min() < 0 or indices.max() >= self.n_features))):
+            raise ValueError("inconsistent sparse bins")
+
+    def check(self, n_bins):
+        """Raise unless every bin (stored and default) lies in its field's ``n_bins`` and
+        each row's fields ascend (the kernels over these bins do no bounds checks)."""
+        n_bins = np.ascontiguousarray(n_bins, dtype=np.int64)
+        if n_bins.shape != (self.n_features,):
+            raise ValueError("the bin counts do not match the sparse bins' fields")
+        if np.any(self.default_bin < 0) or np.any(self.default_bin >= n_bins):
+            raise ValueError("a default bin lies outside its field's bins")
+        bad = _first_bad_entry(self.indptr, self.indices, self.bins, n_bins)
+        if bad >= 0:
+            raise ValueError(f"sparse bins: entry {bad} is out of its field's bins or out of "
+                             "order in its row")
+
+    @property
+    def nnz(self):
+        return int(self.indices.shape[0])
+
+    @property
+    def nbytes(self):
+        return self.indptr.nbytes + self.indices.nbytes + self.bins.nbytes
+
+    def to_dense(self):
+        """(row-major (n, d), column-major (d, n)) bins: what the dense path would hold.
+        Costs rows x columns: for the code that needs dense bins (forests, pages on disk)."""
+        rows = np.empty(self.shape, dtype=self.dtype)
+        rows[:] = self.default_bin.astype(self.dtype)[None, :]
+        r = np.repeat(np.arange(self.n_rows), np.diff(self.indptr))
+        rows[r, self.indices] = self.bins
+        return rows, np.ascontiguousarray(rows.T)
+
+    def rows_dense(self, rows):
+        """The dense bins (len(rows), d) of some rows (tests, naive twins)."""
+        out = np.empty((len(rows), self.n_features), dtype=self.dtype)
+        out[:] = self.default_bin.astype(self.dtype)[None, :]
+        for k, r in enumerate(rows):
+            a, b = self.indptr[r], self.indptr[r + 1]
+            out[k, self.indices[a:b]] = self.bins[a:b]
+        return out
+
+
+def wants_sparse(X, categorical_features, info, sparse):
+    """Whether ``X`` is binned sparse: a scipy sparse matrix without categorical fields, and
+    ``sparse`` True, or "auto" with a density (stored entries / cells) of at most
+    SPARSE_DENSITY."""
+    if sparse not in ("auto", True, False):
+        raise ValueError(f"sparse must be 'auto', True or False, got {sparse!r}")
+    if sparse is False or categorical_features is not None:
+        return False
+    try:
+        import scipy.sparse as sp
+    except ImportError:  # pragma: no cover
+        return False
+    if not sp.issparse(X) or len(X.shape) != 2:
+        return False
+    if info is not None and np.any(info.is_categorical):
+        return False
+    n, d = X.shape
+    if n == 0 or d == 0:
+        return False
+    return sparse is True or X.nnz <= SPARSE_DENSITY * n * d
+
+
+def fit_sparse(bin_mapper, X, weight=None):
+    """Learn ``bin_mapper``'s numeric bins from a CSR matrix (values float32 or float64),
+    over the rows ``bin_mapper.sample_rows_of`` picks, as ``BinMapper.fit`` does on its
+    dense copy."""
+    n, d = X.shape
+    sample = bin_mapper.sample_rows_of(n)
+    if sample.size < n:
+        X = X[sample]
+        weight = None if weight is None else weight[sample]
+    C = X.tocsc()
+    C.sort_indices()
+    ns = C.shape[0]
+    mvb = bin_mapper.max_bin - 1
+    wpos = None if weight is None else np.where(weight > 0, weight, 0.0)
+    wtotal = 0.0 if wpos is None else float(wpos.sum())
+    edges = []
+    for j in range(d):
+        a, b = C.indptr[j], C.indptr[j + 1]
+        v = C.data[a:b]
+        ok = ~np.isnan(v)
+        if wpos is None:
+            v = np.sort(v[ok]).astype(np.float64)
+            w = None
+            zeros = float(ns - (b - a))  # absent entries are zeros; explicit NaN is not
+        else:
+            rw = wpos[C.indices[a:b]]
+            zeros = wtotal - float(rw.sum())
+            keep = ok & (rw > 0)
+            order = np.argsort(v[keep], kind="stable")
+            v = v[keep][order].astype(np.float64)
+            w = rw[keep][order]
+        uniq, cum = _with_zeros(v, w, zeros if (b - a) < ns else 0.0)
+        edges.append(edges_from_counts(uniq, cum, mvb))
+    return bin_mapper.fit_edges(edges)
+
+
+def _with_zeros(v, w, zeros):
+    """(distinct values, cumulative count or weight up to each) of the sorted values ``v``
+    (weights ``w``, None: one each) and ``zeros`` more zeros."""
+    if v.size:
+        flag = np.empty(v.size, dtype=bool)
+        flag[0] = True
+        np.not_equal(v[1:], v[:-1], out=flag[1:])
+        starts = np.flatnonzero(flag)
+        uniq = v[starts]
+        if w is None:
+            count = np.diff(np.append(starts, v.size)).astype(np.float64)
+        else:
+            count = np.add.reduceat(w, starts)
+    else:
+        uniq, count = np.zeros(0), np.zeros(0)
+    if zeros > 0:
+        at = int(np.searchsorted(uniq, 0.0))
+        if at < uniq.size and uniq[at] == 0.0:
+            count = count.copy()
+            count[at] += zeros
+        else:
+            uniq = np.insert(uniq, at, 0.0)
+            count = np.insert(count, at, zeros)
+    return uniq, np.cumsum(count)
+
+
+def bin_sparse(bin_mapper, X):
+    """``SparseBins`` of a CSR matrix (canonical: sorted indices, no duplicates) with the
+    mapper's numeric bins."""
+    bm = bin_mapper
+    n, d = X.shape
+    if d != bm.n_bins.size:
+        raise ValueError(f"X has {d} features, the bin mapper was fit on {bm.n_bins.size}")
+    if np.any(bm.is_categorical):
+        raise ValueError("sparse binning takes numeric fields only")
+    default_bin = np.array([np.searchsorted(e, 0.0, side="left") for e in bm.upper_edges],
+                           dtype=np.int64)
+    lo, scale, start, stop = bm.cell_tables()
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+    tmp = np.empty(indices.shape[0], dtype=bm.dtype)
+    kept = np.empty(n, dtype=np.int64)
+    n_value = np.ascontiguousarray(bm.n_value_bins, dtype=np.int64)
+    with guard():
+        run_ranges(_bin_entries, n, indptr, indices, X.data, bm.edges_flat, bm.edge_offsets,
+                   n_value, lo, scale, start, stop, default_bin, tmp, kept)
+    new_ptr = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(kept, out=new_ptr[1:])
+    new_idx = np.empty(int(new_ptr[-1]), dtype=np.int32)
+    new_bins = np.empty(int(new_ptr[-1]), dtype=bm.dtype)
+    with guard():
+        run_ranges(_compact_entries, n, indptr, indices, tmp, default_bin, new_ptr, new_idx,
+                   new_bins)
+    return SparseBins(new_ptr, new_idx, new_bins, default_bin, d)
+
+
+@njit(cache=True, nogil=True)
+def _bin_entries(r0, r1, indptr, indices, data, edges, edge_offsets, n_value, lo, scale, start,
+                 stop, default_bin, out, kept):
+    """Rows ``r0 .. r1 - 1``: each stored entry's bin into ``out``; ``kept[r]``: row r's
+    entries off their field's default bin."""
+    for r in range(r0, r1):
+        c = 0
+        for e in range(indptr[r], indptr[r + 1]):
+            j = indices[e]
+            x = data[e]
+            if np.isnan(x):
+                b = n_value[j]
+            else:
+                b = bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop)
+            out[e] = b
+            c += b != default_bin[j]
+        kept[r] = c
+
+
+@njit(cache=True, nogil=True)
+def _compact_entries(r0, r1, indptr, indices, tmp, default_bin, new_ptr, new_idx, new_bins):
+    for r in range(r0, r1):
+        p = new_ptr[r]
+        for e in range(indptr[r], indptr[r + 1]):
+            j = indices[e]
+            if tmp[e] != default_bin[j]:
+                new_idx[p] = j
+                new_bins[p] = tmp[e]
+                p += 1
+
+
+@njit(cache=True, nogil=True)
+def _first_bad_entry(indptr, indices, bins, n_bins):
+    """The first entry whose field is out of range or not above its row's previous one, or
+    whose bin is out of its field's bins; -1 if none."""
+    d = n_bins.shape[0]
+    for r in range(indptr.shape[0] - 1):
+        prev = -1
+        for e in range(indptr[r], indptr[r + 1]):
+            j = indices[e]
+            if j <= prev or j >= d or np.int64(bins[e]) >= n_bins[j]:
+                return e
+            prev = j
+    return -1

@@ -1,0 +1,191 @@
+"""Sparse input binned from its non-zeros (data/sparse.py) and trained by the sparse CPU
+backend (backends/sparse_cpu.py): the same bins, and the same trees, as its dense copy."""
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import hardwood as hw
+from hardwood import Dataset
+from hardwood.backends.reference import ReferenceBackend, SparseReferenceBackend
+from hardwood.backends.sparse_cpu import SparseCPUBackend
+from hardwood.data.binning import BinMapper
+from hardwood.data.sparse import SparseBins, fit_sparse
+
+
+def _matrix(n, d, density, seed, nan=0.01, float64=False):
+    """A dense matrix with ``density`` non-zeros (some integer-valued columns), NaNs, and its
+    CSR copy holding explicit zeros as well."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[:, ::3] = np.round(X[:, ::3] * 2)  # few distinct values: zeros inside the bins' range
+    X[rng.random((n, d)) > density] = 0.0
+    X[rng.random((n, d)) < nan] = np.nan
+    if not float64:
+        X = X.astype(np.float32)
+    r, c = np.nonzero(np.nan_to_num(X, nan=1.0))
+    # explicit zeros: stored entries of value 0
+    zr, zc = np.nonzero(np.nan_to_num(X, nan=1.0) == 0)
+    pick = rng.choice(zr.size, 20, replace=False)
+    r, c = np.concatenate([r, zr[pick]]), np.concatenate([c, zc[pick]])
+    C = sp.csr_matrix((X[r, c], (r, c)), shape=(n, d))
+    return X, C
+
+
+@pytest.mark.parametrize("density", [0.01, 0.05, 0.3])
+def test_bins_equal_the_dense_path(density):
+    X, C = _matrix(800, 25, density, seed=int(density * 100))
+    assert C.nnz > np.count_nonzero(np.nan_to_num(X, nan=1.0))  # explicit zeros are stored
+    y = np.arange(800.0)
+    s, d = Dataset(C, y, sparse=True), Dataset(X, y)
+    assert s.sparse_bins is not None and s._bins_row is None
+    for j in range(X.shape[1]):
+        np.testing.assert_array_equal(s.bin_mapper.upper_edges[j], d.bin_mapper.upper_edges[j])
+    # no stored entry sits in its field's default bin: memory follows the non-zeros
+    sb = s.sparse_bins
+    assert np.all(sb.bins != sb.default_bin[sb.indices])
+    np.testing.assert_array_equal(s.bins_row, d.bins_row)
+    np.testing.assert_array_equal(s.bins_col, d.bins_col)
+
+
+def test_bins_equal_over_a_row_sample_float64_and_integer_weights():
+    X, C = _matrix(3000, 12, 0.2, seed=4, float64=True)
+    w = np.random.default_rng(0).integers(0, 4, 3000).astype(np.float64)
+    for weight in (None, w):
+        a = fit_sparse(BinMapper(max_bin=16, sample_rows=700), C, weight)
+        b = BinMapper(max_bin=16, sample_rows=700).fit(X, np.zeros(12, bool), np.zeros(12),
+                                                       weight=weight)
+        for j in range(12):
+            np.testing.assert_array_equal(a.upper_edges[j], b.upper_edges[j])
+
+
+def test_auto_takes_sparse_below_the_density_and_checks_input():
+    X, C = _matrix(300, 10, 0.05, seed=1)
+    y = np.zeros(300)
+    assert Dataset(C, y).sparse_bins is not None  # auto, 5% dense
+    Xd, Cd = _matrix(300, 10, 0.9, seed=1)
+    assert Dataset(Cd, y).sparse_bins is None  # auto, dense enough for the dense path
+    assert Dataset(C, y, sparse=False).sparse_bins is None
+    Ck = C.copy()
+    Ck.data = np.abs(np.round(Ck.data))
+    assert Dataset(Ck, y, categorical_features=[0]).sparse_bins is None  # categories: dense
+    bad = C.copy()
+    bad.data[3] = np.inf
+    with pytest.raises(ValueError, match="infinite"):
+        Dataset(bad, y)
+    with pytest.raises(ValueError, match="sparse must be"):
+        Dataset(C, y, sparse="yes")
+    with pytest.raises(ValueError, match="out of its field"):
+        SparseBins(np.array([0, 2]), np.array([1, 0], np.int32), np.zeros(2, np.uint8),
+                   np.zeros(2, np.int64), 2).check(np.array([3, 3]))
+
+
+def _same_trees(m1, m2):
+    assert len(m1.trees) == len(m2.trees)
+    for t1, t2 in zip(m1.trees, m2.trees):
+        for a in ("feature", "left", "right", "default_left", "count"):
+            np.testing.assert_array_equal(getattr(t1, a), getattr(t2, a), err_msg=a)
+        np.testing.assert_array_equal(t1.threshold, t2.threshold)
+        np.testing.assert_allclose(t1.value, t2.value, rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(t1.cover, t2.cover, rtol=1e-9)
+
+
+@pytest.mark.parametrize("density", [0.01, 0.08, 0.3])
+@pytest.mark.parametrize("objective", ["binary:logistic", "reg:squarederror"])
+@pytest.mark.parametrize("policy", ["depthwise", "lossguide"])
+def test_same_trees_from_csr_as_from_its_dense_copy(density, objective, policy):
+    X, C = _matrix(1500, 30, density, seed=7)
+    Z = np.nan_to_num(X)
+    rng = np.random.default_rng(3)
+    score = Z[:, 0] + Z[:, 1] - Z[:, 2] * Z[:, 4] + 0.3 * rng.normal(size=1500)
+    y = (score > np.median(score)).astype(float) if objective == "binary:logistic" else score
+    p = {"objective": objective, "max_depth": 4 if policy == "depthwise" else 0,
+         "grow_policy": policy, "max_leaves": 12 if policy == "lossguide" else 0,
+         "learning_rate": 0.3}
+    dense = hw.train(p, Dataset(X, y), num_boost_round=6)
+    sparse = hw.train(p, Dataset(C, y, sparse=True), num_boost_round=6)
+    _same_trees(sparse, dense)
+    np.testing.assert_allclose(sparse.predict(C), dense.predict(X), rtol=1e-6, atol=1e-9)
+    if density == 0.08 and policy == "depthwise":  # the naive twin, end to end
+        naive = hw.train(dict(p, backend="reference"), Dataset(C, y, sparse=True), 3)
+        _same_trees(naive, hw.train(p, Dataset(X, y), num_boost_round=3))
+
+
+def test_sampled_rounds_and_sparse_validation_sets():
+    X, C = _matrix(2000, 20, 0.1, seed=9)
+    Z = np.nan_to_num(X)
+    y = (Z[:, 0] - Z[:, 3] > 0).astype(float)
+    p = {"objective": "binary:logistic", "max_depth": 3, "subsample": 0.7,
+         "colsample_bynode": 0.6, "eval_metric": ["logloss"]}
+    ds, dd = Dataset(C, y, sparse=True), Dataset(X, y)
+    vs, vd = (Dataset(C[:500], y[:500], reference=ds, sparse=True),
+              Dataset(X[:500], y[:500], reference=dd))
+    ms = hw.train(p, ds, 5, valid_sets=[vs], valid_names=["v"])
+    md = hw.train(p, dd, 5, valid_sets=[vd], valid_names=["v"])
+    _same_trees(ms, md)
+    assert vs.sparse_bins is not None and vs._bins_row is None  # never densified
+    assert ds._bins_row is None
+    np.testing.assert_allclose(ms.evals_result["v"]["logloss"], md.evals_result["v"]["logloss"],
+                               rtol=1e-9)
+
+
+def test_kernels_match_the_naive_twin():
+    X, C = _matrix(5000, 40, 0.05, seed=11)
+    ds = Dataset(C, np.zeros(5000), sparse=True, max_bin=32)
+    off = ds.bin_mapper.offsets
+    fast = SparseCPUBackend(ds.sparse_bins, off)
+    twin = SparseReferenceBackend(ds.sparse_bins, off)
+    dense = ReferenceBackend(ds.bins_row, ds.bins_col, off)
+    rng = np.random.default_rng(0)
+    g = rng.normal(size=5000).astype(np.float32)
+    h = rng.random(5000).astype(np.float32)
+    rows = np.sort(rng.choice(5000, 4200, replace=False)).astype(np.int32)
+    begins, ends = [0, 100, 3000], [100, 3000, 4200]
+    hf = fast.build_histograms(rows, begins, ends, g, h)
+    np.testing.assert_allclose(hf, twin.build_histograms(rows, begins, ends, g, h),
+                               rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(hf, dense.build_histograms(rows, begins, ends, g, h),
+                               rtol=1e-9, atol=1e-9)
+    feats = np.array([0, 5, 17])
+    tables = (rng.random((3, int(ds.bin_mapper.n_bins.max()))) < 0.5).astype(np.uint8)
+    r1, r2 = rows.copy(), rows.copy()
+    m1 = fast.partition(r1, begins, ends, feats, tables)
+    m2 = twin.partition(r2, begins, ends, feats, tables)
+    np.testing.assert_array_equal(m1, m2)
+    np.testing.assert_array_equal(r1, r2)
+    with pytest.raises(ValueError, match="outside"):
+        fast.build_histograms(rows, [0], [rows.size + 1], g, h)
+    with pytest.raises(ValueError, match="feature out of range"):
+        fast.partition(rows.copy(), [0], [10], [40], tables[:1])
+    # binned prediction over sparse bins: the twin's and the dense bins' walk
+    m = hw.train({"objective": "reg:squarederror", "max_depth": 4},
+                 Dataset(C, np.nan_to_num(X[:, 1]), sparse=True, max_bin=32), 2)
+    from hardwood.train.booster import bin_tree
+
+    bt = bin_tree(m.trees[0], ds)
+    pf, pt, pd_ = np.zeros(5000), np.zeros(5000), np.zeros(5000)
+    fast.predict_binned(ds.sparse_bins, bt, pf)
+    twin.predict_binned(ds.sparse_bins, bt, pt)
+    dense.predict_binned(ds.bins_row, bt, pd_)
+    np.testing.assert_array_equal(pf, pt)
+    np.testing.assert_array_equal(pf, pd_)
+
+
+def test_memory_follows_the_non_zeros():
+    import tracemalloc
+
+    n, d = 200_000, 5_000  # dense bins alone would take 2 x 1 GB
+    rng = np.random.default_rng(0)
+    nnz = 400_000
+    C = sp.csr_matrix((rng.random(nnz).astype(np.float32),
+                       (rng.integers(0, n, nnz), rng.integers(0, d, nnz))), shape=(n, d))
+    y = (rng.random(n) < 0.5).astype(float)
+    tracemalloc.start()
+    try:
+        ds = Dataset(C, y)
+        hw.train({"objective": "binary:logistic", "max_depth": 3}, ds, 2)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert ds.sparse_bins is not None and ds._bins_row is None
+    # what remains is per field (cell tables, edges) and per bin (histograms), not per cell
+    assert peak < 200 << 20, peak / 2**20

@@ -83,11 +83,13 @@ def _grad_softmax(pred, y, w, weighted, g, h):
         for k in range(1, K):
             m = max(m, pred[k, i])
         s = 0.0
-        for k in range(K):
-            s += math.exp(pred[k, i] - m)
+        for k in range(K):  # each exp once, kept in g until the sum is known
+            e = math.exp(pred[k, i] - m)
+            g[k, i] = e
+            s += e
         label = int(y[i])
         for k in range(K):
-            p = math.exp(pred[k, i] - m) / s
+            p = g[k, i] / s
             t = 1.0 if k == label else 0.0
             g[k, i] = (p - t) * wi
             h[k, i] = max(2.0 * p * (1.0 - p), 1e-16) * wi

@@ -153,7 +153,8 @@ def interleaved_rounds(fns, repeat):
 def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=()):
     """peers: name -> callable; external: name -> seconds (timed elsewhere). The peers and the
     hardwood runtimes are timed in ``repeat`` interleaved rounds (each runs once a round), so
-    that a change in the machine's load touches them alike; best of the rounds, and the median
+    that a change in the machine's load touches them alike, after each peer's output was checked
+    against hardwood's ``auto``; the median of the rounds with their spread, and the median
     over rounds of each round's ratio."""
     import hardwood
     print(f"\n== {title}: {model.num_trees} trees, {X.shape[0]:,} rows x {X.shape[1]} features")
@@ -183,16 +184,29 @@ def run_model(title, model, X, peers, repeat, runtimes, external=None, notes=())
         if rt == "auto":
             extra = f" (picks {c.choose(X.shape[0])})"
         info[rt] = f"  compile {ct:.2f} s{extra}"
+    # every peer run once before any timer (its warm-up) and its own margins checked against
+    # hardwood's default runtime (float tolerance: XGBoost and TL2cgen sum in float32)
+    if "auto" in info:
+        mine = fns["auto"]().reshape(X.shape[0], -1)
+        for name, fn in peers.items():
+            theirs = np.asarray(fn(), np.float64).reshape(X.shape[0], -1)
+            err = float(np.abs(theirs - mine).max())
+            assert np.allclose(theirs, mine, rtol=1e-4, atol=1e-4), (name, err)
+            print(f"  {name}: margins equal hardwood auto's (max |diff| {err:.1e})")
     times = interleaved_rounds(fns, repeat)
-    res = {k: min(v) for k, v in times.items()}
+    # headline: the median of the rounds, with the spread (min-max) beside it
+    res = {k: float(np.median(v)) for k, v in times.items()}
+    spread = {k: f" (rounds {X.shape[0] / max(v) / 1e6:.2f}-{X.shape[0] / min(v) / 1e6:.2f})"
+              for k, v in times.items()}
     for name in peers:
-        print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")
+        print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s"
+              f"{spread[name]}")
     for name, sec in (external or {}).items():
         res[name] = sec
         print(f"  {name:28s} {res[name]:8.3f} s  {X.shape[0] / res[name] / 1e6:7.2f} M rows/s")
     for rt in info:
         print(f"  hardwood {rt:19s} {res[rt]:8.3f} s  {X.shape[0] / res[rt] / 1e6:7.2f} M rows/s"
-              f"{info[rt]}")
+              f"{spread[rt]}{info[rt]}")
     done = list(info)
     hw = min(res[r] for r in done)
     best_hw = min(done, key=lambda r: res[r])

@@ -754,25 +754,33 @@ def test_nan_and_infinities_take_their_default_way_without_a_test(monkeypatch, w
                 np.testing.assert_array_equal(c.predict(row), naive.predict(row))
 
 
-def test_float64_row_rounded_up_reads_float32_thresholds():
-    """One float64 row of a model whose thresholds are all float32 values (XGBoost's) is
-    rounded up to float32 and reads the float32 thresholds: exact for values at, just above
-    and just below a threshold, beyond float32's range, infinite and NaN, both default ways."""
+def test_float64_row_rounded_to_float32_reads_float32_thresholds():
+    """One float64 row of a model whose thresholds are float32 boundaries (XGBoost's, as
+    imported) is rounded to float32 and reads the float32 thresholds: exact for values at,
+    just above and just below a threshold and the float32 midpoints, beyond float32's range,
+    infinite and NaN, both default ways. A model with another threshold (-inf, or any float64)
+    keeps the float64 thresholds."""
+    from hardwood.importers._build import float32_boundary
+    from hardwood.predict.pred import rounds_to_float32
     rng = np.random.default_rng(12)
     m, _ = _random_model(6, n_trees=8, n_features=4, depth=4, balanced=True)
-    f32max = float(np.finfo(np.float32).max)
+    f32max = np.finfo(np.float32).max
     for t in m.trees:
-        t.threshold[:] = t.threshold.astype(np.float32)
         inner = np.flatnonzero(t.feature >= 0)
-        t.threshold[inner[1::3]] = [(-np.inf, np.inf, f32max, -f32max)[k % 4]
-                                    for k in range(len(inner[1::3]))]
+        s32 = t.threshold[inner].astype(np.float32)
+        s32[1::4] = [(np.inf, f32max, -f32max, 0.0)[k % 4] for k in range(len(s32[1::4]))]
+        t.threshold[inner] = [float32_boundary(v) for v in s32]
     thr = np.concatenate([t.threshold[t.feature >= 0] for t in m.trees])
-    cands = np.concatenate([thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf),
-                            [1e300, -1e300, np.nan, np.inf, -np.inf, 0.0, -0.0]])
-    cands = cands[np.isfinite(cands) | np.isinf(cands) | np.isnan(cands)]
+    assert rounds_to_float32(thr)
+    assert not rounds_to_float32([-np.inf]) and not rounds_to_float32([0.1])
+    with np.errstate(over="ignore"):
+        s32 = thr.astype(np.float32)
+        cands = np.concatenate([thr, np.nextafter(thr, np.inf), np.nextafter(thr, -np.inf),
+                                s32, np.nextafter(s32, np.float32(np.inf)),
+                                [1e300, -1e300, 2.0 ** 128, np.nan, np.inf, -np.inf, 0.0, -0.0]])
     c = hardwood.compile(m, "vpred")
-    assert c.one_row.thr32_exact
+    assert c.one_row.round32
     naive = hardwood.compile(m, "naive")
-    for _ in range(300):
+    for _ in range(400):
         row = rng.choice(cands, size=(1, 4))
         np.testing.assert_array_equal(c.predict(row), naive.predict(row))

@@ -66,6 +66,10 @@ class PredLayout:
             depths.setdefault(d, []).append(t)
         self.groups = []
         self.has_cat = any(trees[t].is_categorical.any() for t in sel)
+        # whether a float64 row rounded to float32 reads the float32 thresholds exactly
+        self.round32 = all(rounds_to_float32(trees[t].threshold[(trees[t].feature >= 0)
+                                                                & ~trees[t].is_categorical])
+                           for t in sel)
         bits, nb = [], 0
         self.const_trees = []
         for D in sorted(depths):
@@ -116,6 +120,26 @@ class PredLayout:
                                 "thr32": floor32(thr), "flags": flags, "catoff": catoff,
                                 "leafval": leafval, "leafid": leafid, "info": info})
         self.bitsets = np.concatenate(bits).astype(np.uint32) if nb else np.zeros(1, np.uint32)
+
+
+def rounds_to_float32(thr):
+    """Whether ``x <= t`` ⇔ ``float32(x) <= floor32(t)`` (``float32``: round to nearest even)
+    for every float64 ``x`` and every threshold ``t`` of ``thr``: true of the thresholds of
+    models whose library compares in float32 (XGBoost's, imported as the float64 boundary of
+    a float32 threshold, ``importers._build.float32_boundary``), and of +inf. A float64 row
+    of such a model may then be rounded to float32 and read the float32 thresholds."""
+    thr = np.asarray(thr, np.float64)
+    s = floor32(thr)
+    with np.errstate(over="ignore", invalid="ignore"):
+        up = np.nextafter(s, np.float32(np.inf))
+        mid = (s.astype(np.float64) + up.astype(np.float64)) / 2.0  # exact in float64
+    even = ((s.view(np.uint32) & 1) == 0) | (s == 0)
+    bound = np.where(even, mid, np.nextafter(mid, -np.inf))
+    # above the largest float32, float32(x) overflows to inf from 2**128 - 2**103 on
+    bound = np.where(np.isinf(up) & (s > 0), np.nextafter(2.0 ** 128 - 2.0 ** 103, -np.inf),
+                     bound)
+    ok = (thr == bound) & np.isfinite(thr) | (thr == np.inf)
+    return bool(np.all(ok))
 
 
 def floor32(t):
@@ -475,11 +499,10 @@ class OneRowLayout:
             np.ascontiguousarray(ncat, np.int64) if self.cat else np.zeros(1, np.int64),
             np.ascontiguousarray(base, np.float64),
         ]
-        # float64 rows may read the float32 thresholds when every threshold is a float32; the
-        # last header words: that, then the depth
-        self.thr32_exact = bool(np.array_equal(sections[1].astype(np.float64), sections[2]))
-        self.blob = pack_blob([NB, T, int(n_outputs)], sections,
-                              last=(int(self.thr32_exact), D))
+        # the last header words: whether float64 rows are rounded to float32 and read the
+        # float32 thresholds (rounds_to_float32), then the depth
+        self.round32 = bool(layout.round32)
+        self.blob = pack_blob([NB, T, int(n_outputs)], sections, last=(int(self.round32), D))
         self.kernel = one_row_kernel(V, self.cat, self.multi, self.feat_dtype)
 
 
@@ -593,9 +616,8 @@ def _one_row_source(V, cat, multi, featdt):
         # feature is stored as F + f): -inf <= t holds and NaN <= t fails for every threshold,
         # so every row takes the plain walk. It is in the kernel's stack frame where the
         # features fit a uint8 index (no allocation). float64 rows of a model whose
-        # thresholds are all float32 values (OneRowLayout.thr32_exact; XGBoost's) are rounded
-        # up to float32 (x <= t iff round_up(x) <= t for a float32 t), so that they read the
-        # float32 thresholds: half the bytes of the float64 ones.
+        # thresholds allow it (OneRowLayout.round32: XGBoost's) are rounded to float32, as
+        # XGBoost does, and read the float32 thresholds: half the bytes of the float64 ones.
         def scratch(like):
             return (f"stack_row({like}, {_STACK_ROW})" if featdt == "uint8"
                     else f"np.empty(2 * F, {like}.dtype)")
@@ -606,10 +628,7 @@ def _one_row_source(V, cat, multi, featdt):
               f"        x32 = {scratch('thr32')}",
               "        ninf32 = np.float32(-np.inf)",
               "        for f in range(F):",
-              "            a = X[0, f]",
-              "            b = np.float32(a)",
-              "            if X.itemsize == 8 and not np.float64(b) >= a:  # round up (NaN: NaN)",
-              "                b = np.nextafter(b, np.float32(np.inf))",
+              "            b = np.float32(X[0, f])",
               "            x32[f] = b",
               "            x32[F + f] = b if b == b else ninf32",
               f"        s = walk_plain({walk_args.replace('x, feat, thr', 'x32, feat, thr32', 1)},"

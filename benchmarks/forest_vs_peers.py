@@ -23,6 +23,19 @@ fitting is timed apart (it builds ``model_`` and compiles its runtime).
     python benchmarks/forest_vs_peers.py --predict --before /tmp/before/src --peers sklearn
     python benchmarks/forest_vs_peers.py --predict --set wide --before /tmp/before/src
     python benchmarks/forest_vs_peers.py --predict --quick --predict-rows 1 --repeat 300
+
+Issue 20 (``--suite``): every case below, hardwood against scikit-learn, in ``--rounds``
+interleaved rounds (each library once a round, in alternating order); medians with the
+min-max spread, the time ratio taken per round. Every library is imported and hardwood's
+kernels are warmed on each case's own dtypes and both of its parallel paths (trees in
+parallel: at least two trees per thread; threads inside one tree: fewer trees, on enough
+rows that breadth-first levels take the parallel kernel) before any timer starts. The
+thread limit (``--threads``: NUMBA_NUM_THREADS and OMP_NUM_THREADS, set before any import,
+and ``n_jobs``) covers the whole timed fit, binning included.
+
+    python benchmarks/forest_vs_peers.py --suite                  # all cases, 3 rounds
+    python benchmarks/forest_vs_peers.py --suite --cases deep,reg20 --rounds 5
+    python benchmarks/forest_vs_peers.py --suite --scale 0.2      # smaller sets, for development
 """
 from __future__ import annotations
 
@@ -39,24 +52,23 @@ import time
 import numpy as np
 
 
-def make_covertype_like(n_train, seed=0):
+def _classification(n_train, n_test, seed, **kw):
     from sklearn.datasets import make_classification
 
-    X, y = make_classification(n_samples=n_train + 50_000, n_features=54, n_informative=24,
-                               n_redundant=10, n_classes=7, n_clusters_per_class=3,
-                               class_sep=1.0, flip_y=0.02, random_state=seed)
+    X, y = make_classification(n_samples=n_train + n_test, random_state=seed, **kw)
     X = X.astype(np.float32)
     return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def make_covertype_like(n_train, seed=0):
+    return _classification(n_train, 50_000, seed, n_features=54, n_informative=24,
+                           n_redundant=10, n_classes=7, n_clusters_per_class=3, class_sep=1.0,
+                           flip_y=0.02)
 
 
 def make_wide(n_train, seed=0):
-    from sklearn.datasets import make_classification
-
-    X, y = make_classification(n_samples=n_train + 10_000, n_features=3072, n_informative=64,
-                               n_redundant=64, n_classes=10, n_clusters_per_class=2,
-                               class_sep=1.0, random_state=seed)
-    X = X.astype(np.float32)
-    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+    return _classification(n_train, 10_000, seed, n_features=3072, n_informative=64,
+                           n_redundant=64, n_classes=10, n_clusters_per_class=2, class_sep=1.0)
 
 
 def run_hardwood(Xtr, ytr, Xte, yte, trees, threads, seed, growth="hybrid", device="cpu",
@@ -255,6 +267,142 @@ def predict_main(a, Xtr, ytr, Xte, trees):
     return times
 
 
+# -- issue 20: the suite of cases, medians of interleaved rounds ------------------------------
+def make_deep(n_train, seed=0):
+    """Deep trees: many informative features and clusters per class (fully grown trees have
+    tens of thousands of leaves)."""
+    return _classification(n_train, 25_000, seed, n_features=54, n_informative=40,
+                           n_redundant=6, n_classes=7, n_clusters_per_class=8, class_sep=1.5,
+                           flip_y=0.01)
+
+
+def _regression(make, n_train, seed, **kw):
+    X, y = make(n_samples=n_train + 25_000, random_state=seed, **kw)
+    X = X.astype(np.float32)
+    return X[:n_train], y[:n_train], X[n_train:], y[n_train:]
+
+
+def make_reg20(n_train, seed=0):
+    """Regression, 20 features (Friedman #1: 5 informative, 15 noise)."""
+    from sklearn.datasets import make_friedman1
+
+    return _regression(make_friedman1, n_train, seed, n_features=20, noise=1.0)
+
+
+def make_reglow(n_train, seed=0):
+    """Regression, low-dimensional: Friedman #2 (4 features)."""
+    from sklearn.datasets import make_friedman2
+
+    return _regression(make_friedman2, n_train, seed, noise=20.0)
+
+
+def make_bagging(n_train, seed=0):
+    return _classification(n_train, 10_000, seed, n_features=100, n_informative=30,
+                           n_redundant=20, n_classes=5, n_clusters_per_class=3, class_sep=1.0,
+                           flip_y=0.02)
+
+
+# name: (maker, train rows, trees, max_features, regression)
+CASES = {
+    "covertype": (make_covertype_like, 200_000, 30, "sqrt", False),
+    "wide": (make_wide, 50_000, 10, "sqrt", False),
+    "deep": (make_deep, 100_000, 30, "sqrt", False),
+    "reg20": (make_reg20, 200_000, 10, 1.0, True),
+    "reglow": (make_reglow, 200_000, 20, 1.0, True),
+    "bagging": (make_bagging, 50_000, 10, 1.0, False),
+}
+
+
+def _estimators(reg, trees, mf, threads, seed):
+    from sklearn.ensemble import RandomForestClassifier as SkC
+    from sklearn.ensemble import RandomForestRegressor as SkR
+
+    import hardwood as hw
+
+    kw = dict(n_estimators=trees, max_features=mf, n_jobs=threads, random_state=seed)
+    if reg:
+        return hw.RandomForestRegressor(**kw), SkR(**kw)
+    return hw.RandomForestClassifier(**kw), SkC(**kw)
+
+
+def _fit_score(est, Xtr, ytr, Xte, yte, reg):
+    from sklearn.metrics import r2_score
+
+    t0 = time.perf_counter()
+    est.fit(Xtr, ytr)
+    t = time.perf_counter() - t0
+    p = est.predict(Xte)
+    score = float(r2_score(yte, p)) if reg else float((p == yte).mean())
+    return t, score, est
+
+
+def warm_hardwood(Xtr, ytr, reg, mf, threads):
+    """Compile every kernel a timed fit of this case can reach, on its dtypes: trees in
+    parallel (2 trees per thread) and threads inside one tree (2 trees, 20k rows, so that
+    breadth-first levels over >= SERIAL_WORK rows take the parallel kernel)."""
+    n = min(20_000, Xtr.shape[0])
+    for trees, tp in ((2 * threads, None), (2, False)):
+        est, _ = _estimators(reg, trees, mf, threads, 1)
+        est._tree_parallel = tp
+        est.fit(Xtr[:n], ytr[:n])
+        est.predict(Xtr[:100])
+
+
+def suite(a):
+    cases = list(CASES) if a.cases == "all" else a.cases.split(",")
+    import numba  # noqa: F401  (imported before any timer)
+    import sklearn.ensemble  # noqa: F401
+
+    import hardwood  # noqa: F401
+
+    rows_out = []
+    for name in cases:
+        maker, rows, trees, mf, reg = CASES[name]
+        rows = max(2_000, int(rows * a.scale))
+        trees = a.trees or trees
+        Xtr, ytr, Xte, yte = maker(rows, a.seed)
+        print(f"\n== {name}: {Xtr.shape[0]:,} x {Xtr.shape[1]}"
+              f"{'' if reg else f' x {len(np.unique(ytr))} classes'}, {trees} trees, "
+              f"max_features={mf}, {a.threads} threads", flush=True)
+        warm_hardwood(Xtr, ytr, reg, mf, a.threads)
+        _, sk = _estimators(reg, 2, mf, a.threads, 1)  # scikit-learn's first fit, untimed
+        sk.fit(Xtr[:2000], ytr[:2000])
+        res = {"hardwood": [], "sklearn": []}
+        nodes = 0
+        for r in range(a.rounds):
+            order = ("hardwood", "sklearn") if r % 2 == 0 else ("sklearn", "hardwood")
+            for who in order:
+                hw_est, sk_est = _estimators(reg, trees, mf, a.threads, a.seed)
+                est = hw_est if who == "hardwood" else sk_est
+                t, score, est = _fit_score(est, Xtr, ytr, Xte, yte, reg)
+                res[who].append((t, score))
+                if who == "hardwood":
+                    nodes = sum(tr.n_nodes for tr in est.estimators_)
+                print(f"  round {r}: {who:8s} {t:8.2f} s  {'R2' if reg else 'acc'} "
+                      f"{score:.4f}", flush=True)
+                del est, hw_est, sk_est
+        h = np.array([t for t, _ in res["hardwood"]])
+        s = np.array([t for t, _ in res["sklearn"]])
+        ratio = h / s
+        hs = float(np.median([x for _, x in res["hardwood"]]))
+        ss = float(np.median([x for _, x in res["sklearn"]]))
+        print(f"  hardwood {_spread(h)}  sklearn {_spread(s)}")
+        print(f"  ratio median {np.median(ratio):.3f} (min {ratio.min():.3f}, max "
+              f"{ratio.max():.3f});  {'R2' if reg else 'accuracy'} hardwood {hs:.4f} sklearn "
+              f"{ss:.4f} (diff {hs - ss:+.4f});  hardwood nodes/tree {nodes / trees:,.0f}",
+              flush=True)
+        rows_out.append((name, Xtr.shape, trees, mf, h, s, ratio, hs, ss))
+    print("\n| case | hardwood s | sklearn s | ratio | score hardwood / sklearn |")
+    print("|---|---|---|---|---|")
+    for name, shp, trees, mf, h, s, ratio, hs, ss in rows_out:
+        print(f"| {name} {shp[0]:,} x {shp[1]}, {trees} trees, mf={mf} | "
+              f"{np.median(h):.2f} ({h.min():.2f}-{h.max():.2f}) | "
+              f"{np.median(s):.2f} ({s.min():.2f}-{s.max():.2f}) | "
+              f"{np.median(ratio):.3f} ({ratio.min():.3f}-{ratio.max():.3f}) | "
+              f"{hs:.4f} / {ss:.4f} ({hs - ss:+.4f}) |")
+    return rows_out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", choices=["covertype", "wide"], default="covertype")
@@ -276,7 +424,14 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=7, help="with --predict: interleaved rounds")
     ap.add_argument("--predict-rows", type=int, default=None,
                     help="with --predict: time the first N test rows (1: one-row latency)")
+    ap.add_argument("--suite", action="store_true",
+                    help="issue 20's cases against scikit-learn, interleaved rounds")
+    ap.add_argument("--cases", default="all", help=f"with --suite: all or some of {list(CASES)}")
+    ap.add_argument("--rounds", type=int, default=3, help="with --suite: interleaved rounds")
+    ap.add_argument("--scale", type=float, default=1.0, help="with --suite: row scale")
     a = ap.parse_args(argv)
+    if a.suite:
+        return suite(a)
     if a.set == "covertype":
         rows = a.rows or (40_000 if a.quick else 200_000)
         trees = a.trees or (30 if a.quick else 100)
@@ -321,4 +476,7 @@ if __name__ == "__main__":
     if sys.argv[1:] == ["--worker"]:
         worker()
     else:
+        if "--suite" in sys.argv:  # the thread limit, before numba or sklearn is imported
+            _thr = sys.argv[sys.argv.index("--threads") + 1] if "--threads" in sys.argv else "2"
+            os.environ["NUMBA_NUM_THREADS"] = os.environ["OMP_NUM_THREADS"] = _thr
         main()

@@ -57,7 +57,8 @@ class Booster:
             raise ValueError(f"init_model was trained with objective {init.objective!r}, but "
                              f"params ask for {p['objective']!r}; continue with the same objective")
         if objective_class(p["objective"]).task == "multiclass" and p["num_class"] is None:
-            p["num_class"] = init.n_outputs if init is not None else _classes_from_labels(y)
+            p["num_class"] = (init.n_outputs if init is not None
+                              else _classes_from_labels(y, p["objective"]))
         obj = get_objective(p["objective"], p)
         p["objective"] = obj.name
         obj.check_labels(y)
@@ -527,22 +528,23 @@ def _check_valid_sets(train_set, valid_sets, valid_names):
     return valid_sets, valid_names
 
 
-def _classes_from_labels(y):
+def _classes_from_labels(y, objective):
     """The class count of multiclass labels given without ``num_class``: the labels must be
     the codes 0..K-1, every one of them present (a gap or a huge label is a mistake far more
-    often than a class with no rows; pass ``num_class`` for that)."""
+    often than a class with no rows; pass ``num_class`` for that). ``objective``: the name
+    the user gave, for the messages."""
     if np.any(y != np.floor(y)) or np.any(y < 0):
-        raise ValueError("multi:softprob needs integer labels 0..num_class-1; use "
+        raise ValueError(f"{objective} needs integer labels 0..num_class-1; use "
                          "GBDTClassifier to encode arbitrary labels")
     top = float(y.max())
     if top >= MAX_CLASSES:
-        raise ValueError(f"multi:softprob labels must be the class codes 0..K-1; the largest "
+        raise ValueError(f"{objective} labels must be the class codes 0..K-1; the largest "
                          f"label is {top:g} (at most {MAX_CLASSES} classes)")
     present = np.unique(y)
     K = int(top) + 1
     if present.size != K and present.size > 1:  # one class: the objective says so
         absent = np.setdiff1d(np.arange(K), present)
-        raise ValueError(f"multi:softprob labels must be the class codes 0..K-1, each present: "
+        raise ValueError(f"{objective} labels must be the class codes 0..K-1, each present: "
                          f"the labels run to {K - 1} but {absent.size} codes are absent (e.g. "
                          f"{absent[:5].tolist()}). Encode the labels as 0..K-1 (GBDTClassifier "
                          "does it), or pass num_class if some classes truly have no rows")

@@ -299,7 +299,7 @@ def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=
         if np.isnan(y).any():
             r = int(np.flatnonzero(np.isnan(y))[0])
             raise ValueError(f"label column {name!r} in {path!r} has a missing value (first at "
-                             f"data row {r})")
+                             f"data row {r + 1})")
         df = df.drop(columns=name)
         if df.shape[1] == 0:
             raise ValueError(f"data file {path!r} has no feature columns besides the label "

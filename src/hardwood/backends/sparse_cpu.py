@@ -8,11 +8,14 @@ The bins are CSR: each row's entries off their field's *default bin* (the bin of
   accumulated: its sums are the node's totals minus the field's other bins
   (``fill_default_bins``), as LightGBM and XGBoost recover their zero bin. Blocks are summed
   per node in block order, so the sums do not depend on the thread count.
-③ ``partition``: a row's bin of the split's field is found by binary search in its entries
-  (fields ascending within a row), the default bin when absent; then the stable two-pass
-  partition of ``cpu.py`` (its ``split_offsets`` and ``copy_back_range``).
+③ ``partition``: each row of the nodes is marked with its node; each node's split field's
+  column (a CSC copy of the entries, made once) scatters its bins into a per-row scratch
+  for the rows marked with that node; a row not reached has the field's default bin. Then
+  the stable two-pass partition of ``cpu.py`` (its ``split_offsets`` and
+  ``copy_back_range``), and the scratch is cleared the same way. Cost: the nodes' rows plus
+  their split fields' entries (a binary search per row cost 35 ns a row; this, a few).
 ⑤ ``add_leaf_values`` touches no bins (``cpu.py``'s kernel); ``predict_binned`` walks the tree
-  with the same lookup.
+  finding a row's bin of a field by binary search in its entries (fields ascend in a row).
 
 There is no fused grower over sparse bins: the grower takes the tree learner over pages
 (``train/learner.py``). The trees equal those of the dense bins of the same matrix, up to the
@@ -24,9 +27,9 @@ import numpy as np
 from numba import njit
 
 from ..parallel import run_ranges
-from ._intrinsics import add_pair
+from ._intrinsics import add_pair, prefetch
 from .base import Backend
-from .cpu import (add_values_range, block_rows, copy_back_range, fill_row_ids, make_blocks,
+from .cpu import (PREFETCH_AHEAD, add_values_range, block_rows, copy_back_range, make_blocks,
                   predict_binned_rows, reduce_range, reduce_tasks, split_offsets)
 
 
@@ -47,24 +50,41 @@ def bin_of(indptr, indices, bins, default_bin, r, f):
 
 
 @njit(cache=True, nogil=True)
-def sparse_hist_range(k0, k1, indptr, indices, bins, g, h, rows, blk_begin, blk_end, offsets,
-                      out, totals):
+def slots_of(indices, bins, offsets):
+    """Each stored entry's histogram slot: its field's offset plus its bin (int32)."""
+    out = np.empty(indices.shape[0], dtype=np.int32)
+    for e in range(indices.shape[0]):
+        out[e] = offsets[indices[e]] + np.int64(bins[e])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def sparse_hist_range(k0, k1, indptr, slots, g, h, rows, blk_begin, blk_end, out, totals):
     """Blocks ``k0 .. k1 - 1``: the (g, h) of block k's rows into out[k] (a flat histogram)
-    at their stored entries' bins, and their sums into totals[k]."""
+    at their stored entries' slots, and their sums into totals[k]. The entries of a row a
+    few rows ahead are prefetched: the node's rows are scattered over the matrix."""
     for k in range(k0, k1):
         hb = out[k]
         hb[:] = 0.0
         G = 0.0
         H = 0.0
-        for p in range(blk_begin[k], blk_end[k]):
+        p1 = blk_end[k]
+        for p in range(blk_begin[k], p1):
+            if p + 2 * PREFETCH_AHEAD < p1:
+                prefetch(indptr, np.int64(rows[p + 2 * PREFETCH_AHEAD]))
+            if p + PREFETCH_AHEAD < p1:
+                q = np.int64(rows[p + PREFETCH_AHEAD])
+                prefetch(slots, indptr[q])
+                prefetch(slots, indptr[q + 1] - 1)
+                prefetch(g, q)
+                prefetch(h, q)
             r = np.int64(rows[p])
             gr = np.float64(g[r])
             hr = np.float64(h[r])
             G += gr
             H += hr
             for e in range(indptr[r], indptr[r + 1]):
-                slot = np.uint64(offsets[indices[e]]) + np.uint64(bins[e])
-                add_pair(hb, np.uint64(2) * slot, gr, hr)
+                add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
         totals[k, 0] = G
         totals[k, 1] = H
 
@@ -94,18 +114,63 @@ def fill_default_bins(s0, s1, hist, seg_first, totals, offsets_full, default_bin
 
 
 @njit(cache=True, nogil=True)
-def sparse_split_range(k0, k1, indptr, indices, bins, default_bin, rows, tmp, blk_seg,
-                       blk_begin, blk_end, seg_feature, left_table, counts):
-    """Pass 1 of the stable partition (``cpu.split_block_range``) over blocks ``k0 .. k1 - 1``,
-    each row's bin looked up in its entries; ``counts[k]``: block k's left rows."""
+def csc_of(indptr, indices, bins, n_features):
+    """The stored entries by field (CSC, rows ascending): (colptr, colrow, colbin)."""
+    n = indptr.shape[0] - 1
+    colptr = np.zeros(n_features + 1, dtype=np.int64)
+    for e in range(indices.shape[0]):
+        colptr[indices[e] + 1] += 1
+    for j in range(n_features):
+        colptr[j + 1] += colptr[j]
+    fill = colptr[:-1].copy()
+    colrow = np.empty(indices.shape[0], dtype=np.int32)
+    colbin = np.empty(indices.shape[0], dtype=bins.dtype)
+    for r in range(n):
+        for e in range(indptr[r], indptr[r + 1]):
+            j = indices[e]
+            colrow[fill[j]] = r
+            colbin[fill[j]] = bins[e]
+            fill[j] += 1
+    return colptr, colrow, colbin
+
+
+@njit(cache=True, nogil=True)
+def mark_nodes_range(k0, k1, rows, blk_seg, blk_begin, blk_end, node_of):
+    """Blocks ``k0 .. k1 - 1``: ``node_of[r] = s`` for the rows r of segment s."""
+    for k in range(k0, k1):
+        s = np.int32(blk_seg[k])
+        for p in range(blk_begin[k], blk_end[k]):
+            node_of[rows[p]] = s
+
+
+@njit(cache=True, nogil=True)
+def scatter_split_bins(s0, s1, colptr, colrow, colbin, seg_feature, node_of, bin1, clear):
+    """Nodes ``s0 .. s1 - 1``: ``bin1[r] = bin + 1`` for the stored entries of node s's split
+    field whose row r is marked s (``clear``: back to 0). Nodes own disjoint rows, so they
+    never write the same place."""
+    for s in range(s0, s1):
+        f = seg_feature[s]
+        for e in range(colptr[f], colptr[f + 1]):
+            r = colrow[e]
+            if node_of[r] == s:
+                bin1[r] = 0 if clear else colbin[e] + 1
+
+
+@njit(cache=True, nogil=True)
+def sparse_split_range(k0, k1, bin1, default_bin, rows, tmp, blk_seg, blk_begin, blk_end,
+                       seg_feature, left_table, counts):
+    """Pass 1 of the stable partition (``cpu.split_block_range``) over blocks ``k0 .. k1 - 1``:
+    a row's bin is ``bin1[r] - 1`` (its split field's entry, scattered), else the field's
+    default bin; ``counts[k]``: block k's left rows."""
     for k in range(k0, k1):
         s = blk_seg[k]
-        f = seg_feature[s]
+        dflt = default_bin[seg_feature[s]]
         lo = np.uint64(blk_begin[k])
         hi = np.uint64(blk_end[k] - 1)
         for p in range(blk_begin[k], blk_end[k]):
             r = rows[p]
-            b = bin_of(indptr, indices, bins, default_bin, np.int64(r), f)
+            b1 = np.int64(bin1[r])
+            b = b1 - 1 if b1 > 0 else dflt
             fl = np.uint64(left_table[s, b])
             tmp[lo] = r
             tmp[hi] = r
@@ -165,9 +230,24 @@ class SparseCPUBackend(Backend):
             raise ValueError("the bin offsets do not match the sparse bins' fields")
         sb.check(np.diff(self.offsets_full))  # the kernels do no bounds checks
         self._tmp = np.empty(sb.n_rows, dtype=np.int32)
+        self._buf = np.empty(0, dtype=np.float64)
         self.lanes = 1
+        # ③ reads a split field's bins from its column: the entries by field, a row -> node
+        # mark and a scattered bin + 1 per row (0: the default bin), all 0 between calls
+        self._csc = csc_of(sb.indptr, sb.indices, sb.bins, sb.n_features)
+        if self.total_bins >= 2**31:
+            raise ValueError("too many bins for the sparse backend's int32 slots")
+        self._slots = slots_of(sb.indices, sb.bins, self.offsets)  # what ① reads
+        self._node_of = np.full(sb.n_rows, -1, dtype=np.int32)
+        self._bin1 = np.zeros(sb.n_rows, dtype=np.uint16 if sb.dtype == np.uint8 else np.uint32)
         per_row = max(sb.nnz / max(sb.n_rows, 1), 1e-3)
         self.min_block = int(min(1 << 22, np.ceil(ENTRIES_PER_SLOT * self.total_bins / per_row)))
+
+    def _scratch(self, size):
+        """A reused float64 buffer of ``size`` (a fresh one each call costs page faults)."""
+        if self._buf.size < size:
+            self._buf = np.empty(size, dtype=np.float64)
+        return self._buf[:size]
 
     def _blocks(self, begins, ends):
         return make_blocks(begins, ends, max(int(block_rows(begins, ends)), self.min_block))
@@ -187,13 +267,16 @@ class SparseCPUBackend(Backend):
         sb = self.sb
         width = 2 * self.total_bins
         blk_seg, blk_begin, blk_end, first = self._blocks(begins, ends)
-        blocks = np.empty((blk_begin.size, width), dtype=np.float64)
-        totals = np.empty((blk_begin.size, 2), dtype=np.float64)
-        run_ranges(sparse_hist_range, blk_begin.size, sb.indptr, sb.indices, sb.bins, g, h, rows,
-                   blk_begin, blk_end, self.offsets, blocks, totals)
+        nb = blk_begin.size
+        totals = np.empty((nb, 2), dtype=np.float64)
         out = np.empty((begins.size, width), dtype=np.float64)
-        run_ranges(reduce_range, reduce_tasks(first, width), blocks, first, out,
-                   np.arange(begins.size), 1)
+        # one block per node (most levels): straight into its histogram, the same sums
+        blocks = out if nb == begins.size else self._scratch(nb * width).reshape(nb, width)
+        run_ranges(sparse_hist_range, nb, sb.indptr, self._slots, g, h, rows, blk_begin,
+                   blk_end, blocks, totals)
+        if blocks is not out:
+            run_ranges(reduce_range, reduce_tasks(first, width), blocks, first, out,
+                       np.arange(begins.size), 1)
         run_ranges(fill_default_bins, begins.size, out, first, totals, self.offsets_full,
                    sb.default_bin)
         return out.reshape(begins.size, self.total_bins, 2)
@@ -209,9 +292,15 @@ class SparseCPUBackend(Backend):
         sb = self.sb
         blk_seg, blk_begin, blk_end, first = self._blocks(begins, ends)
         counts = np.empty(blk_begin.size, dtype=np.int64)
-        run_ranges(sparse_split_range, blk_begin.size, sb.indptr, sb.indices, sb.bins,
-                   sb.default_bin, rows, self._tmp, blk_seg, blk_begin, blk_end, features,
-                   left_tables, counts)
+        colptr, colrow, colbin = self._csc
+        run_ranges(mark_nodes_range, blk_begin.size, rows, blk_seg, blk_begin, blk_end,
+                   self._node_of)
+        run_ranges(scatter_split_bins, begins.size, colptr, colrow, colbin, features,
+                   self._node_of, self._bin1, False)
+        run_ranges(sparse_split_range, blk_begin.size, self._bin1, sb.default_bin, rows,
+                   self._tmp, blk_seg, blk_begin, blk_end, features, left_tables, counts)
+        run_ranges(scatter_split_bins, begins.size, colptr, colrow, colbin, features,
+                   self._node_of, self._bin1, True)
         mids = np.empty(begins.size, dtype=np.int64)
         left_pos, right_pos = split_offsets(blk_begin, blk_end, begins, first, counts, mids)
         run_ranges(copy_back_range, blk_begin.size, rows, self._tmp, blk_begin, blk_end, counts,
@@ -230,4 +319,5 @@ class SparseCPUBackend(Backend):
         predict_binned_any(bins_row, binned_tree, pred)
 
     def fill_row_ids(self, rows):
-        fill_row_ids(rows)
+        rows[:] = np.arange(rows.shape[0], dtype=rows.dtype)  # (a prange launch after the
+        # learner's Python-thread kernels waits milliseconds for its threads)

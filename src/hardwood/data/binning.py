@@ -234,7 +234,7 @@ class BinMapper:
 
 
 @njit(cache=True, nogil=True)
-def _bin_value(x, edges, lo, n_edges):
+def bin_value(x, edges, lo, n_edges):
     # first edge >= x (edges sorted ascending, last is +inf); branch-free steps, so the
     # loop's length depends only on n_edges and mispredictions vanish
     base = 0
@@ -329,9 +329,9 @@ def bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop):
         z = stop[j, cell]
         # the grid is a hint: check the bracket, else search everything
         if (a > 0 and edges[off + a - 1] >= x) or edges[off + z] < x:
-            return _bin_value(x, edges, off, ne)
+            return bin_value(x, edges, off, ne)
         return _bin_in_range(x, edges, off, a, z)
-    return _bin_value(x, edges, off, ne)
+    return bin_value(x, edges, off, ne)
 
 
 BIN_BLOCK = 4096  # rows binned by one task

@@ -26,9 +26,10 @@ import numpy as np
 from numba import njit
 
 from ..parallel import guard, run_ranges
-from .binning import bin_numeric, edges_from_counts
+from .binning import bin_numeric, bin_value, edges_from_counts
 
 SPARSE_DENSITY = 0.1  # sparse="auto": a scipy sparse matrix at most this dense is binned sparse
+SMALL_FIELD_EDGES = 32  # fields with at most this many edges are binned by a plain search
 
 
 class SparseBins:
@@ -169,8 +170,11 @@ def _with_zeros(v, w, zeros):
             count = count.copy()
             count[at] += zeros
         else:
-            uniq = np.insert(uniq, at, 0.0)
-            count = np.insert(count, at, zeros)
+            u = np.empty(uniq.size + 1)
+            c = np.empty(uniq.size + 1)
+            u[:at], u[at], u[at + 1:] = uniq[:at], 0.0, uniq[at:]
+            c[:at], c[at], c[at + 1:] = count[:at], zeros, count[at:]
+            uniq, count = u, c
     return uniq, np.cumsum(count)
 
 
@@ -214,8 +218,11 @@ def _bin_entries(r0, r1, indptr, indices, data, edges, edge_offsets, n_value, lo
         for e in range(indptr[r], indptr[r + 1]):
             j = indices[e]
             x = data[e]
+            ne = edge_offsets[j + 1] - edge_offsets[j]
             if np.isnan(x):
                 b = n_value[j]
+            elif ne <= SMALL_FIELD_EDGES:  # a short search beats a cell table's cache miss
+                b = bin_value(x, edges, edge_offsets[j], ne)
             else:
                 b = bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop)
             out[e] = b

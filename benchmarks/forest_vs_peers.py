@@ -338,12 +338,15 @@ def _fit_score(est, Xtr, ytr, Xte, yte, reg):
 
 def warm_hardwood(Xtr, ytr, reg, mf, threads):
     """Compile every kernel a timed fit of this case can reach, on its dtypes: trees in
-    parallel (2 trees per thread) and threads inside one tree (2 trees, 20k rows, so that
-    breadth-first levels over >= SERIAL_WORK rows take the parallel kernel)."""
-    n = min(20_000, Xtr.shape[0])
+    parallel (2 trees per thread, each on one Numba thread) and threads inside one tree (2
+    trees), both with a crossover of 2,000 rows on 40k rows, so that depth-first nodes, the
+    parallel breadth-first kernel (levels over >= SERIAL_WORK rows) and the serial one all
+    run. (A default fit of a small warm-up set grows every node breadth-first.)"""
+    n = min(40_000, Xtr.shape[0])
     for trees, tp in ((2 * threads, None), (2, False)):
         est, _ = _estimators(reg, trees, mf, threads, 1)
         est._tree_parallel = tp
+        est._crossover = 2_000
         est.fit(Xtr[:n], ytr[:n])
         est.predict(Xtr[:100])
 
@@ -355,6 +358,8 @@ def suite(a):
 
     import hardwood  # noqa: F401
 
+    import warnings
+    warnings.filterwarnings("ignore", message=".*sklearn.utils.parallel.delayed")
     rows_out = []
     for name in cases:
         maker, rows, trees, mf, reg = CASES[name]

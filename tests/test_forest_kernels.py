@@ -78,6 +78,27 @@ def test_regression_tree_matches_naive_twin(case):
     assert np.all(np.isfinite(naive.value[leaf]))
 
 
+@pytest.mark.parametrize("is_reg", [False, True])
+def test_breadth_first_nodes_touching_many_bins_match_naive_twin(is_reg):
+    # breadth-first nodes list the bins they touch in order by insertion sort up to 24 bins
+    # and by a pass over the counts beyond: both must give the naive twin's tree
+    n = 900
+    if is_reg:
+        X, y = make_regression(n, 6, noise=5.0, random_state=3)
+        p = G.TreeParams(criterion=K.SQUARED, mtry=3)
+    else:
+        X, y = make_classification(n, 6, n_informative=4, n_classes=3, random_state=3)
+        p = G.TreeParams(criterion=K.ENTROPY, mtry=3)
+    X[::7, 0] = np.nan
+    data = G.GrowData.from_dataset(Dataset(X, max_bin=120), y, is_reg, 1 if is_reg else 3)
+    rows, w = _bootstrap(n, 5)
+    key = K.root_key(3, 1)
+    naive = G.grow_tree_naive(data, p, rows, w, key)
+    tree = G.grow_tree(data, p, rows.copy(), w, key, growth="breadthfirst")
+    _same(tree, naive)
+    assert int(tree.count[0]) > 24 * 4  # the root alone touches far more than 24 bins
+
+
 def test_trees_do_not_depend_on_thread_count():
     data = _class_data(n=3000, max_bin=64, nan=False)
     rows, w = _bootstrap(3000, 4)

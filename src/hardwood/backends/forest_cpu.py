@@ -304,17 +304,24 @@ def _add_row(stat, b, r, w, yk, yv, is_reg):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _sort_small(a, n):
-    if n <= 24:
-        for i in range(1, n):
-            x = a[i]
+def _sort_touched(tq, cq, u, top):
+    """Sort the ``u`` touched bins ``tq[:u]`` of a histogram with row counts ``cq`` (bins
+    ``0 .. top``): insertion sort for a few, else one pass over the counts, which lists the
+    same bins in order (cheaper than sorting once a node touches more than a few dozen)."""
+    if u <= 24:
+        for i in range(1, u):
+            x = tq[i]
             j = i - 1
-            while j >= 0 and a[j] > x:
-                a[j + 1] = a[j]
+            while j >= 0 and tq[j] > x:
+                tq[j + 1] = tq[j]
                 j -= 1
-            a[j + 1] = x
-    else:
-        a[:n].sort()
+            tq[j + 1] = x
+        return
+    m = 0
+    for b in range(top + 1):
+        if cq[b] > 0:
+            tq[m] = b
+            m += 1
 
 
 @njit(cache=True, nogil=True)
@@ -412,9 +419,9 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
                 if u > 1:
                     nonconst += 1
                     tq = touched[q]
-                    _sort_small(tq, u)
                     f = fs[q]
                     miss = np.int64(nv[f])
+                    _sort_touched(tq, cnt[q], u, miss)
                     nb = u - 1 if tq[u - 1] == miss else u
                     g, gb, gn, gdl, found = scan_feature(stat[q], cnt[q], tq, nb, miss, T, n, C,
                                                          crit, msl, mwl, best, L, R, L2)

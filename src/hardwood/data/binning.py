@@ -151,12 +151,15 @@ class BinMapper:
             n_value[j] = edges[-1].size
         return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
 
-    def fit_edges(self, edges):
+    def fit_edges(self, edges, plain_search_edges=0):
         """Numeric fields only, with the given upper edges (one float64 array per field,
-        the last +inf): the sparse path's own fit (``data/sparse.py``)."""
+        the last +inf): the sparse path's own fit (``data/sparse.py``). Fields of at most
+        ``plain_search_edges`` edges get no cell table (their rows of it stay untouched
+        zeros, pages never made resident): ``bin_numeric`` searches them whole."""
         d = len(edges)
         n_value = np.array([e.size for e in edges], dtype=np.int32)
-        return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+        return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool),
+                              plain_search_edges)
 
     def cell_tables(self):
         """(lo, scale, start, stop) of ``_cell_tables``: what ``bin_numeric`` searches."""
@@ -164,7 +167,7 @@ class BinMapper:
             self._cells = _cell_tables(self.upper_edges, self.is_categorical)
         return self._cells
 
-    def _set_bins(self, edges, n_value, cat_maps, is_categorical):
+    def _set_bins(self, edges, n_value, cat_maps, is_categorical, plain_search_edges=0):
         d = len(edges)
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
         self.n_value_bins = n_value
@@ -177,7 +180,7 @@ class BinMapper:
         np.cumsum([e.size for e in edges], out=self.edge_offsets[1:])
         self.edges_flat = np.concatenate(edges) if edges else np.empty(0)
         self.dtype = np.uint8 if self.n_bins.max() <= 256 else np.uint16
-        self._cells = _cell_tables(edges, is_categorical)
+        self._cells = _cell_tables(edges, is_categorical, plain_search_edges)
         self.cat_map_flat, self.cat_offsets = _flatten(cat_maps)
         return self
 
@@ -272,7 +275,7 @@ def _grouped_categories(codes, K, n_bins, weights=None):
 N_CELLS = 1024
 
 
-def _cell_tables(edges, is_categorical):
+def _cell_tables(edges, is_categorical, plain_search_edges=0):
     """A uniform grid of ``N_CELLS`` cells over each numeric field's finite edges, with the
     range of bins each cell can hold: binning a value then searches only that range
     (usually one or two bins) instead of all of them."""
@@ -282,7 +285,7 @@ def _cell_tables(edges, is_categorical):
     start = np.zeros((d, N_CELLS), dtype=np.int32)
     stop = np.zeros((d, N_CELLS), dtype=np.int32)
     for j, e in enumerate(edges):
-        if is_categorical[j] or e.size < 3:
+        if is_categorical[j] or e.size < 3 or e.size <= plain_search_edges:
             continue
         a, b = float(e[0]), float(e[-2])  # first and last finite edges
         width = b - a

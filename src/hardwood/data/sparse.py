@@ -146,7 +146,7 @@ def fit_sparse(bin_mapper, X, weight=None):
             w = rw[keep][order]
         uniq, cum = _with_zeros(v, w, zeros if (b - a) < ns else 0.0)
         edges.append(edges_from_counts(uniq, cum, mvb))
-    return bin_mapper.fit_edges(edges)
+    return bin_mapper.fit_edges(edges, plain_search_edges=SMALL_FIELD_EDGES)
 
 
 def _with_zeros(v, w, zeros):

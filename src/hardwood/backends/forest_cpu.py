@@ -229,18 +229,31 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
     for i in range(nb):
         b = blist[i]
         nL += cnt[b]
-        for c in range(C):
-            s = stat[b, c]
-            if s != 0.0:
+        if crit == GINI:  # branch-free: a class absent from the bin adds exactly 0
+            for c in range(C):
+                s = stat[b, c]
                 lo = L[c]
                 ln = lo + s
                 ro = R[c]
                 rn = T[c] - ln
-                qL += _q(ln, crit) - _q(lo, crit)
-                qR += _q(rn, crit) - _q(ro, crit)
+                qL += ln * ln - lo * lo
+                qR += rn * rn - ro * ro
                 L[c] = ln
                 R[c] = rn
                 WL += s
+        else:
+            for c in range(C):
+                s = stat[b, c]
+                if s != 0.0:
+                    lo = L[c]
+                    ln = lo + s
+                    ro = R[c]
+                    rn = T[c] - ln
+                    qL += _q(ln, crit) - _q(lo, crit)
+                    qR += _q(rn, crit) - _q(ro, crit)
+                    L[c] = ln
+                    R[c] = rn
+                    WL += s
         nR = n_tot - nL
         if nL >= msl and nR >= msl:
             WR = WT - WL

@@ -714,6 +714,40 @@ def preorder(left, right, feature):
 
 
 @njit(cache=True, nogil=True)
+def preorder_arrays(left, right, feature, sbin, snext, dl, gain, begin, end, tot):
+    """A grown tree's node arrays (ids in creation order) in :func:`preorder`: (feature,
+    left, right, split bin (-1 at leaves) as int32, next bin, default_left and gain (False
+    and 0 at leaves), row count, statistics), in one pass."""
+    order, new_id = preorder(left, right, feature)
+    m = order.shape[0]
+    C = tot.shape[1]
+    o_feat = np.empty(m, dtype=np.int32)
+    o_left = np.full(m, -1, dtype=np.int32)
+    o_right = np.full(m, -1, dtype=np.int32)
+    o_sbin = np.full(m, -1, dtype=np.int32)
+    o_next = np.full(m, -1, dtype=np.int64)
+    o_dl = np.zeros(m, dtype=np.bool_)
+    o_gain = np.zeros(m)
+    o_count = np.empty(m, dtype=np.int64)
+    o_tot = np.empty((m, C))
+    for v in range(m):  # reads in creation order, writes scattered (every node is reached)
+        i = new_id[v]
+        f = feature[v]
+        o_feat[i] = f
+        o_count[i] = end[v] - begin[v]
+        for c in range(C):
+            o_tot[i, c] = tot[v, c]
+        if f >= 0:
+            o_left[i] = new_id[left[v]]
+            o_right[i] = new_id[right[v]]
+            o_sbin[i] = sbin[v]
+            o_next[i] = snext[v]
+            o_dl[i] = dl[v]
+            o_gain[i] = gain[v]
+    return o_feat, o_left, o_right, o_sbin, o_next, o_dl, o_gain, o_count, o_tot
+
+
+@njit(cache=True, nogil=True)
 def child_keys(keys, side):
     out = np.empty(keys.shape[0], dtype=np.uint64)
     for i in range(keys.shape[0]):

@@ -150,14 +150,10 @@ class _Builder:
 
 def _finish(b: _Builder, data: GrowData, crit) -> TreeArrays:
     n = b.n
-    feature = b.feature[:n]
-    order, new_id = K.preorder(b.left[:n], b.right[:n], feature)
-    feat = feature[order]
+    feat, left, right, sbin, snext, dl, gain, count, tot = K.preorder_arrays(
+        b.left[:n], b.right[:n], b.feature[:n], b.sbin[:n], b.snext[:n], b.dl[:n], b.gain[:n],
+        b.begin[:n], b.end[:n], b.tot[:n])
     internal = feat >= 0
-    left = np.where(internal, new_id[np.maximum(b.left[:n][order], 0)], -1)
-    right = np.where(internal, new_id[np.maximum(b.right[:n][order], 0)], -1)
-    tot = b.tot[:n][order]
-    sbin = b.sbin[:n][order]
     C = data.C
     if data.is_reg:
         W = tot[:, 0]
@@ -165,10 +161,10 @@ def _finish(b: _Builder, data: GrowData, crit) -> TreeArrays:
     else:
         W = tot.sum(axis=1)
         value = tot / W[:, None]
-    thr = np.zeros(n)
-    fi = feat[internal]
-    lo = sbin[internal]
-    nx = b.snext[:n][order][internal]
+    thr = np.zeros(feat.shape[0])
+    fi = feat[internal].astype(np.int64)
+    lo = sbin[internal].astype(np.int64)
+    nx = snext[internal]
     # the raw threshold sits mid-gap between the last non-empty bin on the left and the
     # first on the right (all thresholds in between split the node's rows alike)
     hi = np.where(nx >= 0, nx - 1, lo)
@@ -180,11 +176,9 @@ def _finish(b: _Builder, data: GrowData, crit) -> TreeArrays:
     mid = np.where(np.isfinite(t_hi), 0.5 * t_lo + 0.5 * t_hi, t_lo)
     thr[internal] = np.where(mid >= t_lo, mid, t_lo)
     imp = _impurities(tot, C, crit)
-    return TreeArrays(
-        feature=feat.astype(np.int32), sbin=np.where(internal, sbin, -1).astype(np.int32),
-        threshold=thr, left=left.astype(np.int32), right=right.astype(np.int32),
-        default_left=b.dl[:n][order] & internal, value=value, gain=np.where(internal, b.gain[:n][order], 0.0),
-        weight=W, count=(b.end[:n] - b.begin[:n])[order].astype(np.int64), impurity=imp)
+    return TreeArrays(feature=feat, sbin=sbin, threshold=thr, left=left, right=right,
+                      default_left=dl, value=value, gain=gain, weight=W, count=count,
+                      impurity=imp)
 
 
 def _impurities(tot, C, crit):

@@ -137,6 +137,10 @@ def fit_hardwood(Xtr, ytr, spec, threads):
         params["max_cat_to_onehot"] = 1
     ds = hw.Dataset(Xtr, ytr, max_bin=256)
     m = hw.train(params, ds, num_boost_round=spec["rounds"])
+    if hasattr(Xtr, "tocsr"):  # predict densifies its rows: a sparse test set in slices
+        return m, (lambda X: np.concatenate([m.predict(X[i:i + 8192])
+                                             for i in range(0, X.shape[0], 8192)])), \
+            m.training_profile
     return m, (lambda X: m.predict(X)), m.training_profile
 
 
@@ -319,6 +323,10 @@ def main():
                 best = min(peers, key=lambda l: res[l]["seconds"])
                 d_metric = res["hardwood"]["metric"] - res[best]["metric"]
                 summary.append((case, threads, hw_t / res[best]["seconds"], best, d_metric, metric_name))
+            if args.repeat > 1:  # the spread of the interleaved rounds
+                print(f"{'':<18}spread (min-max s): " + ", ".join(
+                    f"{lib} {min(x['seconds'] for x in r):.2f}-{max(x['seconds'] for x in r):.2f}"
+                    for lib, r in runs.items()), flush=True)
             prof = res["hardwood"].get("profile")
             if prof:
                 from hardwood.train.engine import format_profile

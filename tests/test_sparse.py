@@ -189,3 +189,25 @@ def test_memory_follows_the_non_zeros():
     assert ds.sparse_bins is not None and ds._bins_row is None
     # what remains is per field (cell tables, edges) and per bin (histograms), not per cell
     assert peak < 200 << 20, peak / 2**20
+
+
+def test_pages_continued_training_and_dense_consumers():
+    """Several in-core pages and init_model over sparse bins give the one-page trees; code
+    that needs dense bins (pages on disk, forests) gets them made from the sparse ones."""
+    import tempfile
+
+    X, C = _matrix(1200, 20, 0.05, seed=13, nan=0.0)
+    Z = np.nan_to_num(X)
+    y = (Z[:, 0] + Z[:, 1] > 0).astype(float)
+    p = {"objective": "binary:logistic", "max_depth": 3}
+    one = hw.train(p, Dataset(C, y), 4)
+    _same_trees(hw.train(dict(p, pages=3), Dataset(C, y), 4), one)
+    half = hw.train(p, Dataset(C, y), 2)
+    np.testing.assert_allclose(hw.train(p, Dataset(C, y), 2, init_model=half).predict(X),
+                               one.predict(X), rtol=1e-9)
+    with tempfile.TemporaryDirectory() as d:
+        _same_trees(hw.train(dict(p, pages={"dir": d}), Dataset(C, y), 4), one)
+    from hardwood.forest import RandomForestClassifier
+
+    f = RandomForestClassifier(n_estimators=3, random_state=0).fit(C, y)
+    np.testing.assert_array_equal(f.predict(C), f.predict(X))

@@ -413,10 +413,12 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
             r = rows[b0 + j]
             for q in range(m):
                 bn = np.int64(bins_row[r, fs[q]])
-                if cnt[q, bn] == 0:
-                    touched[q, ucnt[q]] = bn
-                    ucnt[q] += 1
-                cnt[q, bn] += 1
+                # branch-free: the bin is written at the list's end every time, and the
+                # end moves only when the bin is new (touched has a spare slot)
+                c0 = cnt[q, bn]
+                touched[q, ucnt[q]] = bn
+                ucnt[q] += c0 == 0
+                cnt[q, bn] = c0 + 1
                 if is_reg:
                     wr = wl[j]
                     y = vl[j]
@@ -490,7 +492,7 @@ def _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, 
     d = bins_row.shape[1]
     stat = np.zeros((BATCH, maxbins, C))
     cnt = np.zeros((BATCH, maxbins), dtype=np.int64)
-    touched = np.empty((BATCH, maxbins), dtype=np.int64)
+    touched = np.empty((BATCH, maxbins + 1), dtype=np.int64)
     ucnt = np.zeros(BATCH, dtype=np.int64)
     fs = np.zeros(BATCH, dtype=np.int64)
     yl = np.zeros(maxn, dtype=np.int64)

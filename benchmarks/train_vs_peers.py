@@ -37,7 +37,15 @@ CASES = {
     "regression": dict(rows=1_000_000, task="regression", depth=8, lr=0.1, rounds=100),
     "categorical": dict(rows=1_000_000, task="binary", depth=6, lr=0.1, rounds=100,
                         categorical=True),
+    # issue 18: many classes, and sparse CSR input
+    "multiclass": dict(rows=200_000, task="multiclass", classes=8, depth=6, lr=0.1, rounds=50,
+                       features=40),
+    "sparse": dict(rows=300_000, task="binary", depth=6, lr=0.1, rounds=50, features=2_000,
+                   density=0.01),
+    "sparse-wide": dict(rows=1_000_000, task="binary", depth=6, lr=0.1, rounds=50,
+                        features=10_000, density=0.001),
 }
+DEFAULT_CASES = tuple(CASES)
 
 
 # -- data ---------------------------------------------------------------------------------
@@ -65,6 +73,41 @@ def make_regression_set(n_rows, seed=0):
     # a nonlinear target, so that deeper trees matter
     y = y + 30 * np.sin(X[:, 0]) * X[:, 1]
     return X.astype(np.float32), y.astype(np.float32)
+
+
+def make_multiclass(n_rows, n_features=40, n_classes=8, seed=0):
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(n_samples=n_rows, n_features=n_features, n_informative=20,
+                               n_redundant=10, n_classes=n_classes, n_clusters_per_class=2,
+                               flip_y=0.02, random_state=seed)
+    return X.astype(np.float32), y.astype(np.float32)
+
+
+def make_sparse(n_rows, n_features, density, seed=0):
+    """CSR rows of a click/text-like shape: each row has Poisson(density x features) non-zeros
+    in columns drawn with Zipf-like popularity (a few columns common, most rare), half the
+    columns binary indicators and half positive counts; the label a noisy linear function of
+    them. Returns the CSR parts (data, indices, indptr) and the labels."""
+    rng = np.random.default_rng(seed)
+    per_row = rng.poisson(density * n_features, size=n_rows)
+    popularity = 1.0 / np.arange(1, n_features + 1) ** 0.8
+    popularity /= popularity.sum()
+    cols = rng.choice(n_features, size=int(per_row.sum()), p=rng.permutation(popularity))
+    rows = np.repeat(np.arange(n_rows), per_row)
+    order = np.lexsort((cols, rows))  # sorted within each row; drop repeated columns
+    rows, cols = rows[order], cols[order]
+    keep = np.ones(rows.size, dtype=bool)
+    keep[1:] = (rows[1:] != rows[:-1]) | (cols[1:] != cols[:-1])
+    rows, cols = rows[keep], cols[keep]
+    counts = rng.geometric(0.4, size=cols.size).astype(np.float32)
+    data = np.where(cols % 2 == 0, np.float32(1.0), counts)
+    indptr = np.zeros(n_rows + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n_rows), out=indptr[1:])
+    w = rng.normal(size=n_features) * (rng.random(n_features) < 0.2)
+    logit = np.bincount(rows, weights=w[cols] * np.log1p(data), minlength=n_rows)
+    y = (logit + rng.logistic(size=n_rows) * 0.5 > np.median(logit)).astype(np.float32)
+    return data, cols.astype(np.int32), indptr, y
 
 
 def make_categorical(n_rows, seed=0):
@@ -97,7 +140,14 @@ def generate(case, scale, cache_dir):
         codes, num, y = make_categorical(n + n_test)
         np.savez(path, codes=codes, num=num, y=y, n_train=n)
         return path
-    if case == "wide":
+    if case.startswith("sparse"):
+        data, indices, indptr, y = make_sparse(n + n_test, spec["features"], spec["density"])
+        np.savez(path, data=data, indices=indices, indptr=indptr, y=y, n_train=n,
+                 n_features=spec["features"])
+        return path
+    if case == "multiclass":
+        X, y = make_multiclass(n + n_test, spec["features"], spec["classes"])
+    elif case == "wide":
         X, y = make_wide(n + n_test)
     elif case == "regression":
         X, y = make_regression_set(n + n_test)
@@ -120,6 +170,14 @@ def load(path):
         X = pd.DataFrame(cols)
         raw_bytes = n * X.shape[1] * 4
         return X.iloc[:n], y[:n], X.iloc[n:], y[n:], raw_bytes
+    if "indptr" in d:
+        from scipy.sparse import csr_matrix
+
+        y = d["y"]
+        X = csr_matrix((d["data"], d["indices"], d["indptr"]),
+                       shape=(y.size, int(d["n_features"])))
+        Xtr = X[:n]
+        return Xtr, y[:n], X[n:], y[n:], Xtr.data.nbytes + Xtr.indices.nbytes
     X, y = d["X"], d["y"]
     return X[:n], y[:n], X[n:], y[n:], X[:n].nbytes
 
@@ -128,9 +186,11 @@ def load(path):
 def fit_hardwood(Xtr, ytr, spec, threads):
     import hardwood as hw
 
-    params = {"objective": "binary:logistic" if spec["task"] == "binary" else "reg:squarederror",
+    params = {"objective": XGB_OBJECTIVE[spec["task"]],
               "learning_rate": spec["lr"], "reg_lambda": 1.0, "n_jobs": threads,
               "min_child_weight": spec.get("mcw", 1.0), "max_depth": spec["depth"]}
+    if spec["task"] == "multiclass":
+        params["num_class"] = spec["classes"]
     if spec.get("leaves"):
         params.update(grow_policy="lossguide", max_leaves=spec["leaves"])
     if spec.get("categorical"):
@@ -147,13 +207,14 @@ def fit_hardwood(Xtr, ytr, spec, threads):
 def fit_xgboost(Xtr, ytr, spec, threads):
     import xgboost as xgb
 
-    params = {"objective": "binary:logistic" if spec["task"] == "binary" else "reg:squarederror",
-              "tree_method": "hist", "max_depth": spec["depth"], "eta": spec["lr"], "max_bin": 256,
+    params = {"objective": XGB_OBJECTIVE[spec["task"]], "tree_method": "hist", "max_depth": spec["depth"], "eta": spec["lr"], "max_bin": 256,
               "nthread": threads, "lambda": 1.0, "min_child_weight": spec.get("mcw", 1.0)}
     if spec.get("leaves"):
         params.update(grow_policy="lossguide", max_leaves=spec["leaves"])
     if spec.get("categorical"):
         params["max_cat_to_onehot"] = 1
+    if spec["task"] == "multiclass":
+        params["num_class"] = spec["classes"]
     d = xgb.DMatrix(Xtr, ytr, nthread=threads, enable_categorical=bool(spec.get("categorical")))
     b = xgb.train(params, d, num_boost_round=spec["rounds"])
     return b, (lambda X: b.predict(xgb.DMatrix(X, enable_categorical=bool(spec.get("categorical")),
@@ -164,11 +225,14 @@ def fit_lightgbm(Xtr, ytr, spec, threads):
     import lightgbm as lgb
 
     leaves = spec.get("leaves") or 2 ** spec["depth"]
-    params = {"objective": "binary" if spec["task"] == "binary" else "regression",
+    params = {"objective": {"binary": "binary", "regression": "regression",
+                            "multiclass": "multiclass"}[spec["task"]],
               "max_depth": spec["depth"] if spec["depth"] > 0 else -1, "num_leaves": leaves,
               "learning_rate": spec["lr"], "num_threads": threads, "lambda_l2": 1.0,
               "verbose": -1, "min_sum_hessian_in_leaf": spec.get("mcw", 1.0), "max_bin": 255,
               "min_data_in_leaf": 20}
+    if spec["task"] == "multiclass":
+        params["num_class"] = spec["classes"]
     d = lgb.Dataset(Xtr, ytr, params={"max_bin": 255, "verbose": -1})
     b = lgb.train(params, d, num_boost_round=spec["rounds"])
     return b, (lambda X: b.predict(X, num_threads=threads)), None
@@ -178,7 +242,8 @@ def fit_sklearn(Xtr, ytr, spec, threads):
     from threadpoolctl import threadpool_limits
     from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 
-    cls = HistGradientBoostingClassifier if spec["task"] == "binary" else HistGradientBoostingRegressor
+    cls = (HistGradientBoostingRegressor if spec["task"] == "regression"
+           else HistGradientBoostingClassifier)
     kw = dict(max_iter=spec["rounds"], learning_rate=spec["lr"], max_bins=255,
               early_stopping=False, l2_regularization=1.0)
     if spec.get("leaves"):
@@ -190,9 +255,13 @@ def fit_sklearn(Xtr, ytr, spec, threads):
     m = cls(**kw)
     with threadpool_limits(threads):
         m.fit(Xtr, ytr)
-    pred = (lambda X: m.predict_proba(X)[:, 1]) if spec["task"] == "binary" else m.predict
+    pred = {"binary": lambda X: m.predict_proba(X)[:, 1], "multiclass": m.predict_proba,
+            "regression": m.predict}[spec["task"]]
     return m, pred, None
 
+
+XGB_OBJECTIVE = {"binary": "binary:logistic", "regression": "reg:squarederror",
+                 "multiclass": "multi:softprob"}
 
 FITTERS = {"hardwood": fit_hardwood, "xgboost": fit_xgboost, "lightgbm": fit_lightgbm,
            "sklearn-hgb": fit_sklearn}
@@ -240,6 +309,8 @@ def worker(args):
     if spec["task"] == "binary":
         from sklearn.metrics import roc_auc_score
         metric = float(roc_auc_score(yte, p))
+    elif spec["task"] == "multiclass":
+        metric = float(np.mean(np.asarray(p).reshape(len(yte), -1).argmax(1) == yte))
     else:
         metric = float(np.sqrt(np.mean((p - yte) ** 2)))
     print(json.dumps({"seconds": seconds, "metric": metric, "peak_mb": (peak - base) / 1024,
@@ -278,7 +349,8 @@ def cold_start(threads):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--cases", default=",".join(CASES))
+    ap.add_argument("--cases", default=",".join(DEFAULT_CASES),
+                    help=f"comma-separated, of {', '.join(CASES)}")
     ap.add_argument("--threads", default="2,1", help="comma-separated thread counts")
     ap.add_argument("--peers", default="xgboost,lightgbm")
     ap.add_argument("--scale", type=float, default=1.0, help="fraction of each case's rows")
@@ -302,18 +374,21 @@ def main():
     summary = []
     for case in args.cases.split(","):
         data = generate(case, args.scale, args.cache_dir)
-        metric_name = "RMSE" if CASES[case]["task"] == "regression" else "AUC"
+        metric_name = {"regression": "RMSE", "binary": "AUC",
+                       "multiclass": "accuracy"}[CASES[case]["task"]]
+        case_libs = [lib for lib in libs  # scikit-learn's HGB takes no sparse input
+                     if not (lib == "sklearn-hgb" and case.startswith("sparse"))]
         for threads in (int(t) for t in args.threads.split(",")):
             # rounds of one fit per library, interleaved, so that a change in the machine's
             # load during the run hits every library alike; medians per library
-            runs = {lib: [] for lib in libs}
+            runs = {lib: [] for lib in case_libs}
             for _ in range(args.repeat):
-                for lib in libs:
+                for lib in case_libs:
                     runs[lib].append(run_worker(case, lib, threads, data))
             res = {lib: dict(r[-1], seconds=statistics.median(x["seconds"] for x in r))
                    for lib, r in runs.items()}
             hw_t = res["hardwood"]["seconds"]
-            for lib in libs:
+            for lib in case_libs:
                 r = res[lib]
                 ratio = "" if lib == "hardwood" else f"{hw_t / r['seconds']:.2f}"
                 print(f"{case:<12}{threads:>4}  {lib:<12}{r['seconds']:>8.2f}{r['metric']:>9.4f}"

@@ -202,6 +202,26 @@ def test_trees_in_parallel_equal_threads_in_one_tree(clf_data):
     assert a.oob_score_ == b.oob_score_
 
 
+def test_n_jobs_bounds_binning(clf_data, monkeypatch):
+    """n_jobs limits the whole fit: the binning of the training matrix runs with that many
+    Numba threads (it sizes its thread pool from them), not with every core."""
+    import numba
+
+    import hardwood.forest as F
+
+    seen = []
+
+    class Spy(F.Dataset):
+        def __init__(self, *a, **k):
+            seen.append(numba.get_num_threads())
+            super().__init__(*a, **k)
+
+    monkeypatch.setattr(F, "Dataset", Spy)
+    Xtr, _, ytr, _ = clf_data
+    RandomForestClassifier(n_estimators=2, n_jobs=1, random_state=0).fit(Xtr, ytr)
+    assert seen == [1]
+
+
 def test_oob_matches_out_of_bag_trees(clf_data):
     Xtr, Xte, ytr, yte = clf_data
     m = RandomForestClassifier(n_estimators=25, random_state=0, oob_score=True).fit(Xtr, ytr)

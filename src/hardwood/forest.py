@@ -221,8 +221,11 @@ class _ForestBase(BaseEstimator):
                               "new trees.", UserWarning)
                 self._oob = None
                 return self
-        # forests split category codes as ordered numbers: one bin per code, in code order
-        ds = Dataset(X, weight=sample_weight, max_bin=int(self.max_bin), group_categories=False)
+        # n_jobs bounds the whole fit, binning included (binning runs on numba's threads)
+        with threads(self.n_jobs):
+            # forests split category codes as ordered numbers: one bin per code, in code order
+            ds = Dataset(X, weight=sample_weight, max_bin=int(self.max_bin),
+                         group_categories=False)
         data = GrowData.from_dataset(ds, y_fit, is_reg, n_outputs)
         wsum = float(n if sample_weight is None else sample_weight.sum())
         tp = self._tree_params(n, mtry, wsum)

@@ -412,3 +412,22 @@ def test_predicting_in_a_callback_never_leaves_stale_caches():
     m.tree_group = m.tree_group[:3]
     np.testing.assert_allclose(m.predict(X, runtime="auto"), fresh.predict(X, iteration_range=(0, 3)),
                                rtol=1e-12)
+
+
+@pytest.mark.parametrize("sparse", ["auto", False])
+@pytest.mark.parametrize("break_it", ["column index", "indptr"])
+def test_a_malformed_sparse_matrix_is_refused_not_read_out_of_bounds(sparse, break_it):
+    import scipy.sparse as sp
+
+    X = sp.random(300, 20, density=0.05, format="csr", random_state=0)
+    y = np.arange(300) % 2
+    model = hardwood.train({"max_depth": 2}, hardwood.Dataset(X, y), 2)
+    bad = sp.csr_matrix((X.data.copy(), X.indices.copy(), X.indptr.copy()), shape=X.shape)
+    if break_it == "column index":
+        bad.indices[3] = 10**6
+    else:
+        bad.indptr[5] = 10**7
+    with pytest.raises(ValueError, match="malformed sparse matrix"):
+        hardwood.Dataset(bad, y, sparse=sparse)
+    with pytest.raises(ValueError, match="malformed sparse matrix"):
+        model.predict(bad)

@@ -201,11 +201,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         mat, names, is_cat, cats = _from_pandas(X, categorical_features, info, dtype, what)
     else:
         if _sp is not None and _sp.issparse(X):
-            X = _sp.csr_matrix(X)
-            if X.shape[0] == 0 or X.shape[1] == 0:
-                raise ValueError(f"{what} is empty: shape {X.shape}")
-            if X.dtype.kind not in "biuf":
-                raise TypeError(f"{what} must be numeric, got a sparse matrix of dtype {X.dtype}")
+            X = checked_csr(X, what)
             keep64 = dtype == np.float64 or X.dtype == np.float64
             mat = X.toarray().astype(np.float64 if keep64 else np.float32, copy=False)
         else:
@@ -271,16 +267,28 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
     return mat, info
 
 
+def checked_csr(X, what="X"):
+    """A scipy sparse matrix as CSR, its structure checked (column indices within the shape,
+    ``indptr`` rising from 0 to nnz: scipy's full check; our kernels and scipy's own
+    conversions index by them without bounds checks), not empty, numeric."""
+    X = _sp.csr_matrix(X)
+    try:
+        X.check_format(full_check=True)
+    except ValueError as e:
+        raise ValueError(f"{what} is a malformed sparse matrix: {e}") from None
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{what} is empty: shape {X.shape}")
+    if X.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must be numeric, got a sparse matrix of dtype {X.dtype}")
+    return X
+
+
 def to_csr(X, *, info: FeatureInfo | None = None, feature_names=None, what="X"):
     """``(csr, info)`` for the sparse path (``data/sparse.py``): a canonical CSR matrix
     (sorted indices, no duplicate entries; the caller's matrix is never changed) of float32
     values (float64 when ``X`` holds float64), checked as ``to_float_matrix`` checks its
     dense copy: numeric, not empty, no ±inf, the names and feature count of ``info``."""
-    X = _sp.csr_matrix(X)
-    if X.shape[0] == 0 or X.shape[1] == 0:
-        raise ValueError(f"{what} is empty: shape {X.shape}")
-    if X.dtype.kind not in "biuf":
-        raise TypeError(f"{what} must be numeric, got a sparse matrix of dtype {X.dtype}")
+    X = checked_csr(X, what)
     n_features = X.shape[1]
     if info is None:
         names = _training_names(feature_names, n_features)

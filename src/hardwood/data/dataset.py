@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from .binning import BinMapper
-from .convert import FeatureInfo, to_csr, to_float_matrix, to_vector
+from .convert import FeatureInfo, checked_csr, to_csr, to_float_matrix, to_vector
 from .sparse import bin_sparse, fit_sparse, wants_sparse
 
 MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
@@ -170,6 +170,8 @@ class Dataset:
             mat, info = to_csr(X, info=info, feature_names=feature_names, what=what)
         else:
             chunked = _chunkable(X, categorical_features)
+            if chunked and not hasattr(X, "iloc"):  # sparse: its structure checked before
+                X = checked_csr(X, what)            # any row slice of it is taken
             first = _rows(X, slice(0, CHUNK_ROWS)) if chunked else X
             mat, info = to_float_matrix(first, categorical_features=categorical_features,
                                         info=info, feature_names=feature_names, what=what)

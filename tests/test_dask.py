@@ -148,6 +148,11 @@ def test_partitions_that_do_not_align(client, data):
     with pytest.raises(ValueError, match="do not align: X has 2 partitions, weight has 1"):
         hd.train(client, PARAMS, _dask(X, (300, 300)), _dask(y, (300, 300)),
                  weight=_dask(np.ones(N), (600,)), num_boost_round=1)
+    bad = y.copy()
+    bad[450] = np.nan  # a missing label is refused, as a Dataset refuses it
+    with pytest.raises(ValueError, match="label contains NaN or infinite values"):
+        hd.train(client, PARAMS, _dask(X, (300, 300)), _dask(bad, (300, 300)),
+                 num_boost_round=1)
     # unknown partition lengths: counted on the workers
     Xd = dd.from_pandas(pd.DataFrame(X), npartitions=2)
     yd = dd.from_pandas(pd.Series(y), npartitions=2)

@@ -51,7 +51,7 @@ import numpy as np
 from .backends.dask import (DaskPages, bin_part, part_length, sketch_part,
                             vector_part)
 from .data.binning import SAMPLE_ROWS, BinMapper
-from .data.convert import to_float_matrix
+from .data.convert import to_float_matrix, to_vector
 from .data.dataset import Dataset
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model.model import Model
@@ -192,6 +192,7 @@ class _Partitioned:
         w_host = None if self.weights is None else np.concatenate(client.gather(self.weights))
         if y_host.size == 0:
             raise ValueError("X has no rows")
+        y_host = to_vector(y_host, y_host.size, "label")  # NaN or inf: refused, as a Dataset does
         if w_host is not None:
             if np.any(w_host < 0) or not np.all(np.isfinite(w_host)):
                 raise ValueError("weight must be finite and non-negative")

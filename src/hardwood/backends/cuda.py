@@ -28,7 +28,7 @@ histograms (a few KB per level), in the same code as the CPU path. On the device
   labels are uploaded once and the margins, g and h stay on the device between rounds; the
   gradients are computed there (``gradients``), each tree's leaf values are added there, and
   the host sees the margins only when it asks (an evaluation on the training set). The
-  Booster passes :class:`DeviceRow` handles where the host path passes rows of its arrays.
+  Booster passes :class:`pages.DeviceRow` handles where the host path passes rows of its arrays.
   Other objectives (and sampling that needs g and h on the host: GOSS, MVS) copy what they
   need: the gradients up once per tree, the per-row delta of ⑤ back.
 
@@ -44,6 +44,7 @@ import numpy as np
 from numba import cuda, int64
 
 from .forest_cuda import TPB, copy_back, cuda_available, scatter
+from .pages import DeviceRow
 
 SHARED_BYTES = 40 * 1024  # a block's shared histogram (of 48 KB): 2,560 bins of (g, h)
 SHARED_BINS = SHARED_BYTES // 16
@@ -259,18 +260,6 @@ def iota(rows, n):
 def _blocks(m, tpb=TPB, cap=None):
     nb = max(1, -(-int(m) // tpb))
     return nb if cap is None else min(nb, cap)
-
-
-class DeviceRow:
-    """Output ``k``'s row of a (K, n) device array (margins, g or h): what the Booster passes
-    to the pages where the host path passes a row of its own array."""
-
-    def __init__(self, array, k):
-        self.array, self.k = array, int(k)
-
-    @property
-    def row(self):
-        return self.array[self.k]
 
 
 class CudaPages:

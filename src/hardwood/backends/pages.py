@@ -22,6 +22,19 @@ from __future__ import annotations
 import numpy as np
 
 
+class DeviceRow:
+    """Output ``k``'s row of a (K, n) array that lives where the pages keep it (margins, g or
+    h on the GPU, ``CudaPages``, or on the Dask workers, ``DaskPages``): what the Booster
+    passes to such pages where the host path passes a row of its own array."""
+
+    def __init__(self, array, k):
+        self.array, self.k = array, int(k)
+
+    @property
+    def row(self):
+        return self.array[self.k]
+
+
 class _Page:
     """One page's rows (global ids) and each node's segment of them."""
 

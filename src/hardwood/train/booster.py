@@ -167,7 +167,7 @@ class Booster:
             self.grower.rng = rng
             t0 = time.perf_counter()
             if self._dev:
-                from ..backends.cuda import DeviceRow
+                from ..backends.pages import DeviceRow
 
                 self.pages.gradients()
                 if p["sampling_method"] != "uniform":  # the draw reads g and h

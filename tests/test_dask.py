@@ -344,6 +344,56 @@ def test_forests_tree_parallel(client, data, kind):
                                    rtol=0, atol=1e-12)
 
 
+def _same_forest(a, b):
+    assert len(a.forest_.trees) == len(b.forest_.trees)
+    for s, t in zip(a.forest_.trees, b.forest_.trees):
+        for name in ("feature", "sbin", "left", "right", "default_left", "count"):
+            np.testing.assert_array_equal(getattr(s, name), getattr(t, name))
+        np.testing.assert_array_equal(s.threshold, t.threshold)
+        np.testing.assert_allclose(s.value, t.value, rtol=0, atol=1e-12)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("case", ["classifier", "regressor", "weighted"])
+def test_forests_histogram_mode(client, data, case):
+    """Histogram mode: the partitions never move; large nodes split from histograms summed
+    over them, small ones (here under 120 rows) grow where their rows are gathered. The
+    forest equals the single-machine forest, node for node, on uneven and empty partitions:
+    uniform bootstrap drawn by each partition (classifier, regressor), and weighted draws by
+    the client (sample weights and class weights) with max_features=1.0 and a depth limit."""
+    X, y, _, yc, w = data
+    chunks = (100, 0, 50, 200, 1, 249)
+    params = dict(n_estimators=4, random_state=5, min_samples_leaf=2)
+    kw = {}
+    if case == "regressor":
+        # targets on a grid of 1/4: every sum is exact, in any order (other floats give
+        # the same trees up to the rounding of sums taken in another order)
+        est, ref = hd.DaskRandomForestRegressor, hardwood.RandomForestRegressor
+        target = np.round(y * 4) / 4
+    else:
+        est, ref = hd.DaskRandomForestClassifier, hardwood.RandomForestClassifier
+        target = np.array(["a", "b", "c"])[yc.astype(int)]
+    if case == "weighted":
+        params.update(max_features=1.0, max_depth=6, class_weight={"b": 2.0})
+        kw = dict(sample_weight=w)
+    m = est(**params)
+    # the regressor grows every node from histograms (no node is small)
+    m.client, m.mode, m._small_rows = client, "histogram", 1 if case == "regressor" else 120
+    m.fit(_dask(X, chunks), _dask(target, chunks),
+          **{k: _dask(v, chunks) for k, v in kw.items()})
+    r = ref(**params).fit(X, target, **kw)
+    assert m.mode_ == "histogram"
+    assert any(t.n_nodes > 1 for t in m.forest_.trees)
+    assert len(m.dask_log_) > 1 and all(e["bytes"] > 0 for e in m.dask_log_)
+    _same_forest(m, r)
+    Xd = _dask(X, chunks)
+    if case == "regressor":
+        np.testing.assert_allclose(m.predict(Xd).compute(), r.predict(X), rtol=0, atol=1e-9)
+    else:
+        np.testing.assert_allclose(m.predict_proba(Xd).compute(), r.predict_proba(X),
+                                   rtol=0, atol=1e-12)
+
+
 @pytest.mark.timeout(30)
 def test_forest_mode_follows_the_workers_memory(client):
     limit = min(w["memory_limit"] for w in client.scheduler_info()["workers"].values())

@@ -157,3 +157,52 @@ def test_preorder_numbering_children_after_parent():
     internal = np.flatnonzero(t.feature >= 0)
     assert np.all(t.left[internal] == internal + 1)
     assert np.all(t.right[internal] > t.left[internal])
+
+
+def test_bootstrap_counts_of_slices_are_the_whole_draw():
+    """A tree's bootstrap drawn in chunks equals one draw of all its indices, and the counts
+    of any cut of the rows (hardwood.dask's partitions draw their own) put together are the
+    whole counts."""
+    n, n_boot = 10_007, 9_000
+    whole = K.bootstrap_counts(3, 7, n, n_boot)
+    rng = np.random.default_rng(np.random.SeedSequence([3, 7]))
+    np.testing.assert_array_equal(whole, np.bincount(rng.integers(0, n, n_boot), minlength=n))
+    cuts = [0, 1, 1, 2_500, 9_999, n]
+    parts = [K.bootstrap_counts(3, 7, n, n_boot, a, b) for a, b in zip(cuts, cuts[1:])]
+    np.testing.assert_array_equal(np.concatenate(parts), whole)
+    old = K.BOOTSTRAP_CHUNK
+    try:  # chunks smaller than the draw: the same generator stream
+        K.BOOTSTRAP_CHUNK = 1_001
+        np.testing.assert_array_equal(K.bootstrap_counts(3, 7, n, n_boot), whole)
+    finally:
+        K.BOOTSTRAP_CHUNK = old
+
+
+def test_node_builder_grows_and_grafts_a_subtree():
+    """A tree grown whole equals its top grown alone with one node's subtree grown from that
+    node's rows (depth and root weight passed on) and grafted in: what hardwood.dask's
+    histogram mode does with a small node."""
+    X, y = make_classification(600, 6, n_informative=4, n_classes=3, random_state=2)
+    ds = Dataset(X, max_bin=32, group_categories=False)
+    data = G.GrowData.from_dataset(ds, y, False, 3)
+    p = G.TreeParams(criterion=K.GINI, mtry=3)
+    rows = np.arange(600, dtype=np.int32)
+    w = np.ones(600)
+    key = K.root_key(1, 0)
+    whole = G.finish_tree(G.grow_nodes(data, p, rows.copy(), w, key, crossover=0), data,
+                          K.GINI)
+    top = G.grow_nodes(data, G.TreeParams(criterion=K.GINI, mtry=3, max_depth=1), rows.copy(),
+                       w, key, crossover=0)
+    assert top.n == 3
+    f = top.feature[0]
+    go = data.bins_col[f] <= top.sbin[0]
+    if top.dl[0]:
+        go |= data.bins_col[f] == data.nv[f]
+    for child, side in ((1, go), (2, ~go)):
+        sub = G.grow_nodes(data, p, rows[side].copy(), w, top.key[child], depth0=1,
+                           w_root=600.0)
+        top.graft(child, sub.trimmed())
+    grafted = G.finish_tree(top, data, K.GINI)
+    for name in ("feature", "sbin", "left", "right", "count"):
+        np.testing.assert_array_equal(getattr(grafted, name), getattr(whole, name))
+    np.testing.assert_allclose(grafted.value, whole.value, rtol=0, atol=0)

@@ -61,6 +61,8 @@ from .train.booster import Booster
 from .train.callback import TrainingCallback
 from .train.engine import train_booster
 from .train.forest import Forest
+from .train.forest_dask import DaskForestGrower
+from .train.forest_grower import GrowData
 from .train.params import resolve_params
 
 __all__ = ["train", "predict", "DaskTrainingError", "DaskGBDTRegressor", "DaskGBDTClassifier",
@@ -184,8 +186,9 @@ class _Partitioned:
     """The training data on the workers: binned partitions, labels and weights as futures,
     and the Dataset shell (labels, weights, bins) the Booster needs."""
 
-    def __init__(self, client, X, y, weight, max_bin, sketch_size, tag):
-        info, xf, self.labels, self.weights, sizes = _aligned(client, X, y, weight, tag)
+    def __init__(self, client, X, y, weight, max_bin, sketch_size, tag, aligned=None):
+        info, xf, self.labels, self.weights, sizes = (aligned if aligned is not None else
+                                                      _aligned(client, X, y, weight, tag))
         P = len(xf)
         wf = self.weights or [None] * P
         y_host = np.concatenate(client.gather(self.labels)) if P else np.zeros(0)
@@ -533,25 +536,31 @@ def forest_mode(client, n_rows, n_features):
     return "tree" if need <= limit / 4 else "histogram"
 
 
+FOREST_MODES = ("auto", "tree", "histogram")
+
+
 def _forest_fit(self, X, y, sample_weight=None):
     """Fit on Dask collections (see DaskRandomForestClassifier)."""
     client = _client(self.client)
     if self.oob_score or self.warm_start:
         raise NotImplementedError(f"{type(self).__name__}: oob_score and warm_start are "
                                   "not supported on Dask yet")
+    if self.mode not in FOREST_MODES:
+        raise ValueError(f"mode must be one of {FOREST_MODES}, got {self.mode!r}")
     tag = uuid.uuid4().hex[:12]
     if self._classify:
         classes = _unique_labels(y)
         y = _encode(y, classes)
-    info, xf, yf, wf, sizes = _aligned(client, X, y, sample_weight, tag)
+        self.classes_, self.n_classes_ = classes, int(classes.size)
+    aligned = _aligned(client, X, y, sample_weight, tag)
+    info, xf, yf, wf, sizes = aligned
     n, d = int(sum(sizes)), len(info.names)
-    self.mode_ = forest_mode(client, n, d)
-    if self.mode_ != "tree":
-        raise NotImplementedError(
-            f"{type(self).__name__}: the data ({n} x {d}) does not fit on each worker, "
-            "and the forests' histogram mode over Dask partitions is not implemented yet")
+    self.mode_ = forest_mode(client, n, d) if self.mode == "auto" else self.mode
+    if self.mode_ == "histogram":
+        return _forest_fit_histogram(self, client, aligned, tag)
     params = self.get_params()
     params.pop("client", None)
+    params.pop("mode", None)
     rs = params["random_state"]
     if not isinstance(rs, (int, np.integer)):  # one seed for every worker's share
         params["random_state"] = int(np.random.RandomState(rs).randint(2**31 - 1))
@@ -573,7 +582,7 @@ def _forest_fit(self, X, y, sample_weight=None):
     forest = Forest(trees, n_outputs=first.forest_.n_outputs, is_reg=not self._classify,
                     info=first.forest_.info)
     for k, v in first.__dict__.items():
-        if k.endswith("_") and not k.startswith("__"):
+        if k.endswith("_") and not k.startswith("__") and k != "mode_":
             setattr(self, k, v)
     self.forest_ = forest
     self.feature_importances_ = forest.feature_importances()
@@ -581,6 +590,68 @@ def _forest_fit(self, X, y, sample_weight=None):
     if self._classify:
         self.classes_, self.n_classes_ = classes, int(classes.size)
     return self
+
+
+def _forest_fit_histogram(self, client, aligned, tag):
+    """Histogram mode (``train/forest_dask.py``): the partitions are binned where they live
+    and never move; each level's large nodes are split from histograms summed over them, and
+    each small node's rows are gathered to grow its subtree."""
+    if self.max_leaf_nodes is not None:
+        raise NotImplementedError(f"{type(self).__name__}: max_leaf_nodes (best-first "
+                                  "growth) is not supported in histogram mode yet")
+    if self.device != "cpu":
+        raise ValueError("hardwood.dask grows forests on the workers' CPUs; leave device unset")
+    data = _Partitioned(client, None, None, None, int(self.max_bin), 2048, tag, aligned=aligned)
+    try:
+        ds = data.dataset
+        n, d = ds.n_rows, ds.n_features
+        mtry = self._check_params(d)
+        is_reg = not self._classify
+        y_host, w_host = ds.label, ds.weight
+        if self._classify:
+            y_enc = y_host.astype(np.int64)
+            row_cw, subsample = self.row_class_weights(y_enc)
+            n_out = self.n_classes_
+        else:
+            y_enc, row_cw, subsample, n_out = None, None, False, 1
+        plan = self.sampling_plan(n, w_host, row_cw, subsample, y_enc, n_out, is_reg)
+        rs = self.random_state
+        self._seed = (int(rs) if isinstance(rs, (int, np.integer)) else
+                      int(np.random.RandomState(rs).randint(np.iinfo(np.int32).max)))
+        wsum = float(n if w_host is None else w_host.sum())
+        tp = self._tree_params(n, mtry, wsum)
+        bm = ds.bin_mapper
+        meta = GrowData(np.zeros((d, 0), np.uint8), np.zeros((0, d), np.uint8),
+                        np.ascontiguousarray(bm.missing_bin, dtype=np.int64), bm.edges_flat,
+                        bm.edge_offsets, bm.is_categorical, is_reg, n_out,
+                        np.zeros(0, np.int64), np.zeros(0))
+        grower = DaskForestGrower(client, data.parts, data.labels, data.sizes, meta, tp, tag,
+                                  small_rows=getattr(self, "_small_rows", None))
+        cuts = grower.lo
+        uniform = plan.bootstrap and plan.row_weight is None and not plan.balanced_subsample
+        ones = not plan.bootstrap and plan.row_weight is None and not plan.balanced_subsample
+        trees = []
+        step = grower.batch_size(self.n_estimators)
+        for first in range(0, self.n_estimators, step):
+            ids = range(first, min(first + step, self.n_estimators))
+            if uniform:
+                slots, weights = [(self._seed, t, plan.n_boot) for t in ids], None
+            elif ones:
+                slots, weights = [(self._seed, t, "ones") for t in ids], None
+            else:  # weighted draws: the client draws by the plan, each partition gets its slice
+                slots, weights = [(self._seed, t, "given") for t in ids], []
+                for t in ids:
+                    w = plan.tree_weights(self._seed, t)[1]
+                    weights.append([w[cuts[p]:cuts[p + 1]] for p in range(len(data.parts))])
+            trees += grower.grow(slots, weights)
+        self.forest_ = Forest(trees, n_outputs=n_out, is_reg=is_reg, info=ds.info)
+        self.n_features_in_ = d
+        self.feature_importances_ = self.forest_.feature_importances()
+        self.dask_log_ = grower.log
+        return self
+    finally:
+        data.release()
+
 
 class DaskRandomForestClassifier(RandomForestClassifier):
     """:class:`hardwood.RandomForestClassifier` on Dask collections. Tree-parallel mode
@@ -590,6 +661,7 @@ class DaskRandomForestClassifier(RandomForestClassifier):
     tree for tree. ``predict``/``predict_proba`` return lazy Dask arrays."""
 
     client = None
+    mode = "auto"
     _classify = True
     fit = _forest_fit
 
@@ -607,6 +679,7 @@ class DaskRandomForestRegressor(RandomForestRegressor):
     :class:`DaskRandomForestClassifier`)."""
 
     client = None
+    mode = "auto"
     _classify = False
     fit = _forest_fit
 

@@ -170,15 +170,10 @@ class _ForestBase(BaseEstimator):
             max_leaf_nodes=0 if self.max_leaf_nodes is None else int(self.max_leaf_nodes))
 
     # -- fitting -----------------------------------------------------------------------------
-    def _fit_forest(self, X, y_fit, sample_weight, row_class_weight, balanced_subsample,
-                    y_class, n_outputs, is_reg):
-        n, d = X.shape
-        mtry = self._check_params(d)
-        if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
-            if not np.any(sample_weight > 0):
-                raise ValueError("Sample weights must contain at least one non-zero number.")
+    def sampling_plan(self, n, sample_weight, row_class_weight, balanced_subsample, y_class,
+                      n_outputs, is_reg):
+        """How the trees draw their rows (``train.forest.SamplingPlan``) for ``n`` rows with
+        these (checked) weights; ``hardwood.dask`` draws by the same plan."""
         rw = sample_weight
         if row_class_weight is not None:
             rw = row_class_weight if rw is None else rw * row_class_weight
@@ -205,6 +200,19 @@ class _ForestBase(BaseEstimator):
                 sample_weight * row_class_weight)
         elif not self.bootstrap and row_class_weight is not None:
             plan.row_weight = row_class_weight
+        return plan
+
+    def _fit_forest(self, X, y_fit, sample_weight, row_class_weight, balanced_subsample,
+                    y_class, n_outputs, is_reg):
+        n, d = X.shape
+        mtry = self._check_params(d)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+            if not np.any(sample_weight > 0):
+                raise ValueError("Sample weights must contain at least one non-zero number.")
+        plan = self.sampling_plan(n, sample_weight, row_class_weight, balanced_subsample,
+                                  y_class, n_outputs, is_reg)
 
         if not self.warm_start or not hasattr(self, "forest_"):
             rs = self.random_state
@@ -330,22 +338,9 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
         self.max_bin = max_bin
         self.device = device
 
-    def fit(self, X, y, sample_weight=None):
-        """Grow the forest from X (n_samples, n_features) and labels y."""
-        first = not (self.warm_start and hasattr(self, "forest_"))
-        X, y = _validate(self, X, y, fitting=True, reset=first)
-        check_classification_targets(y)
-        if first:
-            le = LabelEncoder()
-            y_enc = le.fit_transform(y)
-            self.classes_ = le.classes_
-            self.n_classes_ = len(le.classes_)
-        else:
-            unknown = np.setdiff1d(np.unique(y), self.classes_)
-            if unknown.size:
-                raise ValueError(f"warm_start: y has labels {unknown[:5].tolist()} not seen in "
-                                 "the first fit")
-            y_enc = np.searchsorted(self.classes_, y)
+    def row_class_weights(self, y_enc):
+        """(each row's class weight or None, whether 'balanced_subsample') of the encoded
+        labels ``y_enc`` under ``class_weight``."""
         Kc = self.n_classes_
         cw = self.class_weight
         row_cw = None
@@ -378,6 +373,26 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
         else:
             raise ValueError("class_weight must be None, 'balanced', 'balanced_subsample' or a "
                              f"dict {{label: weight}}, got {cw!r}")
+        return row_cw, subsample
+
+    def fit(self, X, y, sample_weight=None):
+        """Grow the forest from X (n_samples, n_features) and labels y."""
+        first = not (self.warm_start and hasattr(self, "forest_"))
+        X, y = _validate(self, X, y, fitting=True, reset=first)
+        check_classification_targets(y)
+        if first:
+            le = LabelEncoder()
+            y_enc = le.fit_transform(y)
+            self.classes_ = le.classes_
+            self.n_classes_ = len(le.classes_)
+        else:
+            unknown = np.setdiff1d(np.unique(y), self.classes_)
+            if unknown.size:
+                raise ValueError(f"warm_start: y has labels {unknown[:5].tolist()} not seen in "
+                                 "the first fit")
+            y_enc = np.searchsorted(self.classes_, y)
+        Kc = self.n_classes_
+        row_cw, subsample = self.row_class_weights(y_enc)
         self._fit_forest(X, y_enc, sample_weight, row_cw, subsample, y_enc.astype(np.int64),
                          Kc, False)
         oob = self.__dict__.pop("_oob", None)

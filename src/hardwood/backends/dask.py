@@ -215,7 +215,29 @@ def tree_delta_part(part, binned_tree):
 
 # -- client side -------------------------------------------------------------------------
 class Per(list):
-    """An argument with one item per partition (``DaskPages._each``)."""
+    """An argument with one item per partition (:func:`submit_each`)."""
+
+
+def submit_each(client, name, fn, *args, n, priority=0):
+    """``n`` tasks ``fn(*args)``, each with item ``p`` of every ``Per`` argument (other
+    arguments go to every task as they are), named ``name-p``: one message to the scheduler
+    for them all."""
+    cols = [a if isinstance(a, Per) else [a] * n for a in args]
+    return client.map(fn, *cols, key=[f"{name}-{p}" for p in range(n)], priority=priority)
+
+
+def sum_in_order(level, each):
+    """The sum of the futures ``level`` over a binary tree of fixed shape, in their order
+    ((0+1)+(2+3))+...: the same floats whatever the workers or the timing. ``each(what, fn,
+    *args, n=...)`` submits the sum tasks (:func:`submit_each` under the caller's names)."""
+    depth = 0
+    while len(level) > 1:
+        depth += 1
+        half = len(level) // 2
+        sums = each(f"sum{depth}", sum_pair, Per(level[0:2 * half:2]),
+                    Per(level[1:2 * half:2]), n=half)
+        level = sums + level[2 * half:]
+    return level[0]
 
 class _Handle:
     """What ``DeviceRow`` wraps for the Booster: the margins, g or h, kept on the workers."""
@@ -264,10 +286,8 @@ class DaskPages:
         argument's item ``p``; other arguments go to every task as they are. One message to
         the scheduler for them all."""
         self._step += 1
-        n = self.n_pages if n is None else n
-        cols = [a if isinstance(a, Per) else [a] * n for a in args]
-        keys = [f"hardwood-{what}-{self.tag}-{self._step}-{p}" for p in range(n)]
-        return self.client.map(fn, *cols, key=keys, priority=priority)
+        return submit_each(self.client, f"hardwood-{what}-{self.tag}-{self._step}", fn, *args,
+                           n=self.n_pages if n is None else n, priority=priority)
 
     def _local(self, rows):
         """Global ascending row ids -> one array of local ids per partition."""
@@ -338,14 +358,7 @@ class DaskPages:
         nodes = [int(i) for i in nodes]
         level = self._each("hist", hist_part, Per(self.parts), Per(self._states),
                            Per(self._grads), int(g.k), nodes, self.offsets)
-        depth = 0
-        while len(level) > 1:  # ((0+1)+(2+3))+...: a fixed shape, in page order
-            depth += 1
-            half = len(level) // 2
-            sums = self._each(f"sum{depth}", sum_pair, Per(level[0:2 * half:2]),
-                              Per(level[1:2 * half:2]), n=half)
-            level = sums + level[2 * half:]
-        out = level[0].result()
+        out = sum_in_order(level, self._each).result()
         seconds = time.perf_counter() - t0
         # bytes: one histogram per sum task (the input from another worker) and the total
         # to the client, P in all: the count when partitions are spread one to a worker (a

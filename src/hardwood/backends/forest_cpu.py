@@ -764,6 +764,29 @@ def root_key(seed: int, tree_index: int) -> np.uint64:
     return child_keys(child_keys(a, 0), 1)[0]
 
 
+BOOTSTRAP_CHUNK = 1 << 20  # draws per call of the generator
+
+
+def bootstrap_counts(seed: int, t: int, n: int, n_boot: int, lo: int = 0,
+                     hi: int | None = None):
+    """Tree ``t``'s uniform bootstrap: how many of its ``n_boot`` draws with replacement from
+    ``n`` rows fell on each row of ``lo:hi`` (int64). The draws are made in chunks of
+    ``BOOTSTRAP_CHUNK``, so a slice costs O(n_boot) time but O(chunk + slice) memory, and
+    the slices of any cut of the rows, put together, are the whole forest's counts:
+    ``hardwood.dask``'s partitions draw their own."""
+    hi = n if hi is None else int(hi)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(t)]))
+    counts = np.zeros(hi - lo, dtype=np.int64)
+    left = int(n_boot)
+    while left > 0:
+        idx = rng.integers(0, n, min(BOOTSTRAP_CHUNK, left))
+        left -= idx.shape[0]
+        if lo > 0 or hi < n:
+            idx = idx[(idx >= lo) & (idx < hi)] - lo
+        counts += np.bincount(idx, minlength=hi - lo)
+    return counts
+
+
 # -- out-of-bag prediction (forests predict through hardwood's runtimes: Forest.to_model) ---
 @njit(cache=True, nogil=True, inline="always")
 def _leaf_raw(x, root, feature, threshold, left, right, default_left):

@@ -29,33 +29,19 @@ class CPUEngine:
         return K.df_totals(self.rows, b0, b1, self.w, d.yk, d.yv, d.is_reg, d.C, nblk)
 
     def find_split(self, b0, b1, depth, key, T):
-        """(feature, bin, default_left, gain) of the best split, or None for a leaf."""
+        """(feature, bin, default_left, gain, next bin) of the best split, or None for a
+        leaf."""
         d, p = self.data, self.p
-        C, crit = d.C, p.criterion
         n = b1 - b0
-        W = K.side_weight(T, C, crit)
-        if K.node_is_leaf(n, W, K.impurity(T, C, crit), depth, p.max_depth,
-                          p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf):
+        if is_leaf(T, n, depth, d.C, p):
             return None
-        n_feat = d.bins_col.shape[0]
-        best, bf, bbin, bnext, bdl = -np.inf, -1, -1, -1, False
-        drawn = nonconst = 0
-        while (drawn < p.mtry or nonconst == 0) and drawn < n_feat:
-            want = p.mtry - drawn if drawn < p.mtry else 4
-            want = min(want, n_feat - drawn)
-            feats = K.perm_prefix(key, n_feat, drawn + want)[drawn:]
+        search = SplitSearch(key, d.bins_col.shape[0], p.mtry)
+        feats = search.next_features()
+        while feats is not None:
             stat, cnt = self.hist(b0, b1, feats)
-            best, bf, bbin, bnext, bdl, drawn, nonconst = K.df_scan(
-                stat, cnt, feats, d.nv, T, n, C, crit, p.min_samples_leaf, p.min_weight_leaf,
-                p.mtry, drawn, nonconst, best, bf, bbin, bnext, bdl)
-        if bf < 0:
-            return None
-        gain = best - K.parent_proxy(T, C, crit)
-        if crit == K.ENTROPY:
-            gain /= K.LN2
-        if gain / self.w_root + K.EPSILON < p.min_impurity_decrease:
-            return None
-        return int(bf), int(bbin), bool(bdl), float(gain), int(bnext)
+            search.scan(stat, cnt, feats, d.nv, T, n, d.C, p)
+            feats = search.next_features()
+        return search.result(T, d.C, p, self.w_root)
 
     def hist(self, b0, b1, feats):
         """(stat (n_feat, maxbins, C), cnt (n_feat, maxbins)) of rows[b0:b1] over ``feats``."""
@@ -82,6 +68,55 @@ class CPUEngine:
              d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
              p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.criterion,
              p.min_impurity_decrease, self.w_root, n_chunks(s), *out)
+
+
+def is_leaf(T, n, depth, C, p):
+    """Whether a node of ``n`` rows and statistics ``T`` at ``depth`` stays a leaf before any
+    split is searched (depth, sizes, weight, purity)."""
+    return K.node_is_leaf(n, K.side_weight(T, C, p.criterion), K.impurity(T, C, p.criterion),
+                          depth, p.max_depth, p.min_samples_split, p.min_samples_leaf,
+                          p.min_weight_leaf)
+
+
+class SplitSearch:
+    """One node's search for its split, a batch of candidate features at a time: the first
+    ``mtry`` features of the node's permutation (drawn from its key), then 4 more at a time
+    while none of those drawn was non-constant (scikit-learn's rule). The CPU engine asks for
+    each batch's histograms at once; ``hardwood.dask``'s histogram mode asks for a whole
+    level's batches in one round trip. ``p``: a ``forest_grower.TreeParams``."""
+
+    def __init__(self, key, n_feat, mtry):
+        self.key, self.n_feat, self.mtry = key, int(n_feat), int(mtry)
+        self.best, self.bf, self.bbin, self.bnext, self.bdl = -np.inf, -1, -1, -1, False
+        self.drawn = self.nonconst = 0
+
+    def next_features(self):
+        """The next batch of candidate features (int64), or None when the search is over."""
+        drawn, mtry = self.drawn, self.mtry
+        if not ((drawn < mtry or self.nonconst == 0) and drawn < self.n_feat):
+            return None
+        want = min(mtry - drawn if drawn < mtry else 4, self.n_feat - drawn)
+        return K.perm_prefix(self.key, self.n_feat, drawn + want)[drawn:]
+
+    def scan(self, stat, cnt, feats, nv, T, n, C, p):
+        """Scan a batch's histograms (stat (len(feats), bins, C), cnt (len(feats), bins))."""
+        (self.best, self.bf, self.bbin, self.bnext, self.bdl, self.drawn,
+         self.nonconst) = K.df_scan(stat, cnt, feats, nv, T, n, C, p.criterion,
+                                    p.min_samples_leaf, p.min_weight_leaf, p.mtry, self.drawn,
+                                    self.nonconst, self.best, self.bf, self.bbin, self.bnext,
+                                    self.bdl)
+
+    def result(self, T, C, p, w_root):
+        """(feature, bin, default_left, gain, next bin), or None: no split, or one whose
+        weighted impurity decrease (over the root's weight ``w_root``) is too small."""
+        if self.bf < 0:
+            return None
+        gain = self.best - K.parent_proxy(T, C, p.criterion)
+        if p.criterion == K.ENTROPY:
+            gain /= K.LN2
+        if gain / w_root + K.EPSILON < p.min_impurity_decrease:
+            return None
+        return int(self.bf), int(self.bbin), bool(self.bdl), float(gain), int(self.bnext)
 
 
 def n_threads():

@@ -46,20 +46,20 @@ class SamplingPlan:
         n = self.n_rows
         counts = None
         if self.bootstrap:
-            rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(t)]))
             rw = self.row_weight
             if rw is None:
-                idx = rng.integers(0, n, self.n_boot)
+                counts = K.bootstrap_counts(seed, t, n, self.n_boot)
             else:
+                rng = np.random.default_rng(np.random.SeedSequence([int(seed), int(t)]))
                 idx = rng.choice(n, self.n_boot, replace=True, p=rw / rw.sum())
-            counts = np.bincount(idx, minlength=n)
+                counts = np.bincount(idx, minlength=n)
             w = counts.astype(np.float64)
-            if self.balanced_subsample:
-                yb = self.y_class[idx]
-                bc = np.bincount(yb, minlength=self.n_classes).astype(np.float64)
+            if self.balanced_subsample:  # the classes of the draws, counted
+                bc = np.bincount(self.y_class, weights=counts,
+                                 minlength=self.n_classes).astype(np.float64)
                 present = bc > 0
                 cw = np.zeros(self.n_classes)
-                cw[present] = idx.shape[0] / (present.sum() * bc[present])
+                cw[present] = self.n_boot / (present.sum() * bc[present])
                 w *= cw[self.y_class]
         else:
             w = (np.ones(n) if self.row_weight is None else self.row_weight.astype(np.float64))

@@ -107,25 +107,38 @@ class TreeArrays:
         return int(self.feature.shape[0])
 
 
-class _Builder:
-    """Node arrays of a tree under construction (ids in creation order)."""
+class NodeBuilder:
+    """Node arrays of a tree under construction (ids in creation order). It grows as nodes
+    are added; ``begin``/``end`` are each node's slice of the tree's rows (only their
+    difference, the row count, is kept in the finished tree)."""
+
+    _ARRAYS = (("begin", np.int64, 0), ("end", np.int64, 0), ("depth", np.int64, 0),
+               ("key", np.uint64, 0), ("feature", np.int64, -1), ("sbin", np.int64, -1),
+               ("snext", np.int64, -1), ("dl", np.bool_, False), ("gain", np.float64, 0.0),
+               ("left", np.int64, -1), ("right", np.int64, -1))
 
     def __init__(self, cap, C):
-        self.begin = np.zeros(cap, dtype=np.int64)
-        self.end = np.zeros(cap, dtype=np.int64)
-        self.depth = np.zeros(cap, dtype=np.int64)
-        self.key = np.zeros(cap, dtype=np.uint64)
-        self.feature = np.full(cap, -1, dtype=np.int64)
-        self.sbin = np.full(cap, -1, dtype=np.int64)
-        self.snext = np.full(cap, -1, dtype=np.int64)
-        self.dl = np.zeros(cap, dtype=np.bool_)
-        self.gain = np.zeros(cap)
+        cap = max(1, int(cap))
+        for name, dtype, fill in self._ARRAYS:
+            setattr(self, name, np.full(cap, fill, dtype=dtype))
         self.tot = np.zeros((cap, C))
-        self.left = np.full(cap, -1, dtype=np.int64)
-        self.right = np.full(cap, -1, dtype=np.int64)
         self.n = 0
 
+    def _reserve(self, more):
+        cap = self.begin.shape[0]
+        if self.n + more <= cap:
+            return
+        new = max(2 * cap, self.n + more)
+        for name, dtype, fill in self._ARRAYS:
+            a = np.full(new, fill, dtype=dtype)
+            a[:cap] = getattr(self, name)
+            setattr(self, name, a)
+        tot = np.zeros((new, self.tot.shape[1]))
+        tot[:cap] = self.tot
+        self.tot = tot
+
     def add(self, begin, end, depth, key):
+        self._reserve(1)
         i = self.n
         self.begin[i], self.end[i], self.depth[i], self.key[i] = begin, end, depth, key
         self.n += 1
@@ -134,6 +147,7 @@ class _Builder:
     def add_children(self, ids, mids):
         """Children of nodes ``ids`` (split at ``mids``); returns (left ids, right ids)."""
         s = ids.shape[0]
+        self._reserve(2 * s)
         lo = self.n
         L = np.arange(lo, lo + s)
         R = np.arange(lo + s, lo + 2 * s)
@@ -147,8 +161,33 @@ class _Builder:
         self.n += 2 * s
         return L, R
 
+    def trimmed(self):
+        """A copy holding only the ``n`` nodes (what a worker sends back)."""
+        out = NodeBuilder(self.n, self.tot.shape[1])
+        for name, _, _ in self._ARRAYS:
+            getattr(out, name)[:] = getattr(self, name)[:self.n]
+        out.tot[:] = self.tot[:self.n]
+        out.n = self.n
+        return out
 
-def _finish(b: _Builder, data: GrowData, crit) -> TreeArrays:
+    def graft(self, at, sub):
+        """Replace leaf ``at`` by the tree ``sub`` (a NodeBuilder grown from that node: its
+        node 0 is ``at``); its other nodes are appended."""
+        m = sub.n
+        self._reserve(m - 1)
+        base = self.n - 1  # sub's node j >= 1 becomes base + j
+        ids = np.concatenate([[at], base + np.arange(1, m)]).astype(np.int64)
+        for name, _, _ in self._ARRAYS:
+            getattr(self, name)[ids] = getattr(sub, name)[:m]
+        self.tot[ids] = sub.tot[:m]
+        for name in ("left", "right"):
+            a = getattr(self, name)
+            child = a[ids]
+            a[ids] = np.where(child >= 0, ids[np.maximum(child, 0)], -1)
+        self.n += m - 1
+
+
+def finish_tree(b: NodeBuilder, data: GrowData, crit) -> TreeArrays:
     n = b.n
     feat, left, right, sbin, snext, dl, gain, count, tot = K.preorder_arrays(
         b.left[:n], b.right[:n], b.feature[:n], b.sbin[:n], b.snext[:n], b.dl[:n], b.gain[:n],
@@ -200,15 +239,30 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
     """Grow one tree on ``rows`` (int32, ascending, rows with weight > 0; reordered in place)
     with row weights ``w`` (full length). ``key``: the root's random key (uint64).
     ``engine``: the class doing the per-node work (``backends.forest_engine.CPUEngine`` by
-    default; ``grow_tree_cuda`` passes the CUDA backend's, with the same methods); ``crossover_rule``: the default crossover as a
-    function of (classes, rows, features per split), fitted per device."""
+    default; ``grow_tree_cuda`` passes the CUDA backend's, with the same methods);
+    ``crossover_rule``: the default crossover as a function of (classes, rows, features per
+    split), fitted per device."""
+    b = grow_nodes(data, p, rows, w, key, growth=growth, crossover=crossover, engine=engine,
+                   crossover_rule=crossover_rule)
+    return finish_tree(b, data, p.criterion)
+
+
+def grow_nodes(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, key,
+               growth: str = "hybrid", crossover: int | None = None, engine=None,
+               crossover_rule=default_crossover, depth0: int = 0,
+               w_root: float | None = None) -> NodeBuilder:
+    """:func:`grow_tree`'s nodes, unfinished (a :class:`NodeBuilder`). ``depth0`` and
+    ``w_root``: the depth and the root weight of the tree this node belongs to, when ``rows``
+    are those of a node below its root (``hardwood.dask`` grows a small node's subtree where
+    its rows were gathered: the same nodes as grown in place)."""
     if growth not in GROWTH:
         raise ValueError(f"growth must be one of {GROWTH}, got {growth!r}")
     m = rows.shape[0]
-    C, crit = data.C, p.criterion
-    b = _Builder(2 * m + 1, C)
-    root = b.add(0, m, 0, np.uint64(key))
-    df = (engine or CPUEngine)(data, p, rows, w, float(np.sum(w[rows])))
+    C = data.C
+    b = NodeBuilder(2 * m + 1, C)
+    root = b.add(0, m, int(depth0), np.uint64(key))
+    w_root = float(np.sum(w[rows])) if w_root is None else float(w_root)
+    df = (engine or CPUEngine)(data, p, rows, w, w_root)
     if p.max_leaf_nodes:
         return _grow_best_first(b, data, p, df)
     if growth == "depthfirst":
@@ -261,7 +315,7 @@ def grow_tree(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarray, ke
             break
         L, R = b.add_children(sid, o_mid[split])
         frontier = np.concatenate([L, R])
-    return _finish(b, data, crit)
+    return b
 
 
 def grow_tree_cuda(data: GrowData, p: TreeParams, rows, w, key, growth="hybrid",
@@ -274,7 +328,7 @@ def grow_tree_cuda(data: GrowData, p: TreeParams, rows, w, key, growth="hybrid",
                      engine=CudaEngine, crossover_rule=gpu_crossover)
 
 
-def _grow_best_first(b: _Builder, data: GrowData, p: TreeParams, df: CPUEngine) -> TreeArrays:
+def _grow_best_first(b: NodeBuilder, data: GrowData, p: TreeParams, df: CPUEngine) -> NodeBuilder:
     """Best-first growth (``max_leaf_nodes``): expand the leaf of largest impurity decrease."""
     heap = []
 
@@ -296,7 +350,7 @@ def _grow_best_first(b: _Builder, data: GrowData, p: TreeParams, df: CPUEngine) 
         leaves += 1
         push(int(L[0]))
         push(int(R[0]))
-    return _finish(b, data, p.criterion)
+    return b
 
 
 # -- the naive twin --------------------------------------------------------------------------
@@ -412,7 +466,7 @@ def grow_tree_naive(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarr
     """The same tree as :func:`grow_tree`, grown one node at a time with plain numpy."""
     rows = np.sort(np.asarray(rows, dtype=np.int64))
     C, crit = data.C, p.criterion
-    b = _Builder(2 * rows.shape[0] + 1, C)
+    b = NodeBuilder(2 * rows.shape[0] + 1, C)
     segs = {}
     b.add(0, rows.shape[0], 0, np.uint64(key))
     segs[0] = rows
@@ -488,4 +542,4 @@ def grow_tree_naive(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarr
             if s is not None:
                 li, ri = split(i, s)
                 todo += [ri, li]
-    return _finish(b, data, crit)
+    return finish_tree(b, data, crit)

@@ -18,6 +18,14 @@ per-level time of the partition step.
 
     flock /tmp/hardwood-cpu.lock .venv/bin/python benchmarks/dask_scaling.py
     python benchmarks/dask_scaling.py --rows 200000 --rounds 10 --repeat 1   # a quick look
+
+``--forests``: random forests instead (``--trees`` trees, ``--forest-depth``, sqrt features):
+hardwood.dask's two modes (tree-parallel: the data whole on each worker; histogram: the
+partitions never move) against single-process ``hardwood.RandomForestClassifier(n_jobs=2)``,
+interleaved; accuracy on the training rows, and the histogram mode's round trips and bytes.
+
+    flock /tmp/hardwood-cpu.lock .venv/bin/python benchmarks/dask_scaling.py --forests \
+        --rows 500000 --trees 10
 """
 from __future__ import annotations
 
@@ -68,7 +76,12 @@ def main():
     ap.add_argument("--depth", type=int, default=6)
     ap.add_argument("--partitions", type=int, default=2)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--forests", action="store_true")
+    ap.add_argument("--trees", type=int, default=10)
+    ap.add_argument("--forest-depth", type=int, default=None)
     args = ap.parse_args()
+    if args.forests:
+        return forests(args)
 
     import xgboost as xgb
     import xgboost.dask  # noqa: F401  (xgb.dask)
@@ -182,6 +195,78 @@ def main():
     print(f"big set, last fit: split finding {1e3 * prof['split'] / levels:.1f} ms per level; "
           f"gradients, leaf values and the rest {rest:.2f} s; before the first round "
           f"(sketches, binning, labels) {times['hardwood.dask'][-1] - prof['total']:.2f} s")
+    client.close()
+    cluster.close()
+
+
+def forests(args):
+    from distributed import Client, LocalCluster
+
+    import hardwood
+    import hardwood.dask as hd
+    from hardwood.parallel import threads
+
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                           dashboard_address=":0", worker_dashboard_address=None)
+    client = Client(cluster)
+    params = dict(n_estimators=args.trees, max_depth=args.forest_depth, random_state=0)
+
+    def dask_fit(mode, X, y, small=None):
+        m = hd.DaskRandomForestClassifier(**params)
+        m.client, m.mode = client, mode
+        if small is not None:
+            m._small_rows = small
+        return m.fit(X, y)
+
+    # warm: both modes on a small set (the histogram mode's levels and its subtrees), and
+    # the single process's paths (trees in parallel, threads in one tree)
+    Xs, ys = client.persist(list(make_data(20_000, args.features, 5_000, seed=1)))
+    dask_fit("tree", Xs, ys)
+    dask_fit("histogram", Xs, ys, small=4096)
+    xs_np, ys_np = Xs.compute(), ys.compute()
+    with threads(2):
+        for k in (1, 4):
+            hardwood.RandomForestClassifier(n_estimators=k, random_state=0,
+                                            n_jobs=2).fit(xs_np, ys_np)
+
+    X, y = make_data(args.rows, args.features, -(-args.rows // args.partitions))
+    X, y = client.persist([X, y])
+    X_np, y_np = X.compute(), y.compute()
+    print(f"data: {args.rows} x {args.features} float32 in {args.partitions} partitions; "
+          f"{args.trees} trees, max_depth {args.forest_depth}, sqrt features")
+
+    def run(name):
+        t = time.perf_counter()
+        if name == "single process":
+            with threads(2):
+                m = hardwood.RandomForestClassifier(**params, n_jobs=2).fit(X_np, y_np)
+        else:
+            m = dask_fit(name.split()[0], X, y)
+        return time.perf_counter() - t, m
+
+    names = ("tree mode", "histogram mode", "single process")
+    times = {k: [] for k in names}
+    models = {}
+    for r in range(args.repeat):
+        for name in names:
+            s, models[name] = run(name)
+            times[name].append(s)
+            print(f"  round {r}: {name} {s:.2f} s", flush=True)
+    k = min(200_000, args.rows)
+    for name in names:
+        m = models[name]  # every forest's model, in memory (a Dask model's predict is lazy)
+        p = np.asarray(m.model_.predict(X_np[:k]))
+        p = np.stack([1.0 - p, p], axis=1) if p.ndim == 1 else p
+        acc = float(np.mean(m.classes_[np.argmax(p, axis=1)] == y_np[:k]))
+        print(f"  {name:16s} {spread(times[name])}   training accuracy (first {k}) {acc:.4f}")
+    med = {k: statistics.median(v) for k, v in times.items()}
+    print(f"  histogram / single process = {med['histogram mode'] / med['single process']:.2f}, "
+          f"tree / single process = {med['tree mode'] / med['single process']:.2f}")
+    log = models["histogram mode"].dask_log_
+    print(f"histogram mode (last fit): {len(log)} round trips, "
+          f"{sum(e['bytes'] for e in log) / args.trees / 2**20:.2f} MiB of histograms per "
+          f"tree, {1e3 * statistics.mean(e['seconds'] for e in log):.1f} ms per round trip "
+          f"(mean), nodes per round trip up to {max(e['nodes'] for e in log)}")
     client.close()
     cluster.close()
 

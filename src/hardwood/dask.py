@@ -30,6 +30,10 @@ times). Past that, or on any other failure of the cluster, :func:`train` raises
 ``train(..., init_model=err.model, num_boost_round=rounds left)`` continues from it, and the
 result equals the uninterrupted training.
 
+**Forests** (:class:`DaskRandomForestClassifier`, :class:`DaskRandomForestRegressor`) run
+tree-parallel when the data fit on every worker, and in histogram mode otherwise
+(``train/forest_dask.py``); both give the single-machine forest.
+
 **Limits.** Numeric features only; objectives whose gradients are per row (not ranking, not
 ``reg:absoluteerror``'s leaf refit). The labels (and weights) are gathered on the client
 (8 bytes a row: the base score and the label checks need them), and the Booster there keeps
@@ -654,11 +658,20 @@ def _forest_fit_histogram(self, client, aligned, tag):
 
 
 class DaskRandomForestClassifier(RandomForestClassifier):
-    """:class:`hardwood.RandomForestClassifier` on Dask collections. Tree-parallel mode
-    (``mode_ == 'tree'``): the data goes whole to every worker (it fits: see
-    :func:`forest_mode`), each grows its share of the trees, and the forest equals the
-    single-machine forest on the concatenated data with the same ``random_state``,
-    tree for tree. ``predict``/``predict_proba`` return lazy Dask arrays."""
+    """:class:`hardwood.RandomForestClassifier` on Dask collections; the forest equals the
+    single-machine forest on the concatenated data with the same ``random_state``, tree for
+    tree (with the same bins: see the module docstring). Set ``client`` (or use the default
+    client) and ``mode`` as attributes; ``mode_`` is the mode used:
+
+    * ``'tree'``: the data goes whole to every worker and each grows its share of the trees;
+    * ``'histogram'``: the partitions never move (``train/forest_dask.py``): each level's
+      large nodes split from histograms summed over the partitions, small nodes' rows are
+      gathered to grow their subtrees; ``dask_log_`` has one entry per round trip;
+    * ``'auto'`` (default): tree-parallel when the data fit in a quarter of the smallest
+      worker's memory (:func:`forest_mode`), histogram mode otherwise.
+
+    Not on Dask yet: ``oob_score``, ``warm_start``; in histogram mode ``max_leaf_nodes``.
+    ``predict``/``predict_proba`` return lazy Dask arrays."""
 
     client = None
     mode = "auto"

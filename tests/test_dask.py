@@ -394,6 +394,46 @@ def test_forests_histogram_mode(client, data, case):
                                    rtol=0, atol=1e-12)
 
 
+class _KillOnceOnForestStats(distributed.WorkerPlugin):
+    """Kills its worker when the third histogram task of a forest level starts there, once
+    (a marker file remembers it across the restarted process)."""
+
+    def __init__(self, marker):
+        self.marker, self.seen = marker, 0
+
+    def transition(self, key, start, finish, *args, **kwargs):
+        if finish == "executing" and "hardwood-forest-stats-" in str(key):
+            self.seen += 1
+            if self.seen == 3 and not os.path.exists(self.marker):
+                open(self.marker, "w").close()
+                os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.timeout(120)
+def test_forest_histogram_mode_survives_a_killed_worker(client, data, tmp_path):
+    """A worker SIGKILLed in the middle of a histogram-mode forest: its partitions' state is
+    recomputed from the lineage, and the forest is the uninterrupted one."""
+    import cloudpickle
+
+    X, _, _, yc, _ = data
+    chunks = (150, 150, 150, 150)
+    params = dict(n_estimators=3, random_state=1)
+    ref = hardwood.RandomForestClassifier(**params).fit(X, yc)
+    marker = str(tmp_path / "killed")
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    try:
+        client.register_plugin(_KillOnceOnForestStats(marker), name="hardwood-test-kill-once")
+        m = hd.DaskRandomForestClassifier(**params)
+        m.client, m.mode, m._small_rows = client, "histogram", 100
+        m.fit(_dask(X, chunks), _dask(yc, chunks))
+    finally:
+        _unregister(client, "hardwood-test-kill-once")
+        cloudpickle.unregister_pickle_by_value(sys.modules[__name__])
+    assert os.path.exists(marker)
+    _wait_for_two(client)
+    _same_forest(m, ref)
+
+
 @pytest.mark.timeout(30)
 def test_forest_mode_follows_the_workers_memory(client):
     limit = min(w["memory_limit"] for w in client.scheduler_info()["workers"].values())

@@ -315,3 +315,68 @@ def test_bin_mapper_rejects_bad_max_bin():
     with pytest.raises(ValueError, match="features"):
         bm, _ = _fit(np.ones((5, 2)))
         bm.transform(np.ones((5, 3)))
+
+
+def _naive_bins(bm, X):
+    """The naive twin of ``BinMapper.transform``: one ``np.searchsorted`` per field (the first
+    upper edge >= x), NaN in the missing bin, category codes through ``category_bins``
+    (truncated toward zero, as ``int()``; a code outside ``0..K-1`` is missing)."""
+    n, d = X.shape
+    out = np.empty((n, d), np.int64)
+    for j in range(d):
+        x = X[:, j].astype(np.float64)
+        nan = np.isnan(x)
+        if bm.is_categorical[j]:
+            cb = bm.category_bins(j)
+            c = np.where(nan, -1.0, x).astype(np.int64)
+            ok = (c >= 0) & (c < cb.size)
+            out[:, j] = np.where(ok, cb[np.where(ok, c, 0)], bm.missing_bin[j])
+        else:
+            b = np.searchsorted(np.asarray(bm.upper_edges[j]), x, side="left")
+            out[:, j] = np.where(nan, bm.missing_bin[j], b)
+    return out
+
+
+def _mixed_matrix(n, d, seed):
+    """Normal, skewed (many edges in one cell of the grid), few-valued, constant, all-NaN
+    and categorical fields, with NaN; the second half of the rows (not fitted) holds +-inf
+    and values outside the fitted range."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X[:, 1::5] = rng.lognormal(sigma=3.0, size=(n, len(range(1, d, 5))))
+    X[:, 2::5] = np.round(X[:, 2::5])
+    X[:, 3::9] = 4.0
+    X[:, 4::11] = np.nan
+    X[rng.random(X.shape) < 0.03] = np.nan
+    rest = X[n // 2:]  # rows outside the fit (training data holds no infinities)
+    rest[rng.random(rest.shape) < 0.002] = np.inf
+    rest[rng.random(rest.shape) < 0.002] = -np.inf
+    cat = np.zeros(d, bool)
+    cat[5::7] = True
+    X[:, cat] = rng.integers(-2, 9, size=(n, int(cat.sum()))) + rng.choice([0.0, 0.5], (n, 1))
+    return X, cat
+
+
+@pytest.mark.parametrize("shape", [(700, 150), (binning.BIN_ROWS + 300, 3), (5, 1)])
+@pytest.mark.parametrize("max_bin", [256, 1024])
+def test_tiled_binning_equals_naive_twin(shape, max_bin):
+    """The tiled kernel (blocks of fields over tiles of rows; the cell grid with its
+    branch-free bracket) gives the naive twin's bin for every cell: wide and narrow,
+    C- and F-ordered, float32 and float64, with NaN, infinities and categories; on 1 or 2
+    threads."""
+    from hardwood.parallel import threads
+
+    X, cat = _mixed_matrix(*shape, seed=shape[1])
+    n_cat = np.where(cat, 7, 0).astype(np.int32)
+    fit_rows = X[: max(1, shape[0] // 2)]
+    for dtype in (np.float64, np.float32):
+        bm = BinMapper(max_bin=max_bin).fit(fit_rows.astype(dtype), cat, n_cat)
+        want = _naive_bins(bm, X.astype(dtype))
+        for order in "CF":
+            Xa = np.asarray(X, dtype=dtype, order=order)
+            for k in (1, 2):
+                with threads(k):
+                    rows, cols = bm.transform(Xa)
+                assert rows.dtype == bm.dtype and cols.shape == (shape[1], shape[0])
+                np.testing.assert_array_equal(rows, want)
+                np.testing.assert_array_equal(cols, want.T)

@@ -47,8 +47,19 @@ CLASS_CASES = [
 ]
 
 
+@pytest.fixture(params=["packed", "by-row"])
+def breadth_first_records(request, monkeypatch):
+    """Both ways breadth-first levels read rows: packed records moved with the rows (narrow
+    data) and reads through the row numbers (wide data)."""
+    from hardwood.backends import forest_engine
+
+    if request.param == "by-row":
+        monkeypatch.setattr(forest_engine, "PACK_MAX_FIELDS", 0)
+    return request.param
+
+
 @pytest.mark.parametrize("case", CLASS_CASES)
-def test_classification_tree_matches_naive_twin(case):
+def test_classification_tree_matches_naive_twin(case, breadth_first_records):
     data = _class_data()
     rows, w = _bootstrap(500, 1)
     p = G.TreeParams(**case)
@@ -62,7 +73,7 @@ def test_classification_tree_matches_naive_twin(case):
 
 @pytest.mark.parametrize("case", [dict(mtry=2), dict(mtry=8, min_samples_leaf=4, max_depth=6),
                                   dict(mtry=3, max_leaf_nodes=12)])
-def test_regression_tree_matches_naive_twin(case):
+def test_regression_tree_matches_naive_twin(case, breadth_first_records):
     X, y = make_regression(400, 8, noise=5.0, random_state=2)
     X[::5, 1] = np.nan
     data = G.GrowData.from_dataset(Dataset(X, max_bin=20), y, True, 1)

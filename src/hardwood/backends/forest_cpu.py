@@ -351,7 +351,12 @@ BATCH = 16  # features histogrammed per row-major pass
 def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
              node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
              stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
-             out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid):
+             out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid, packed, tb, tw,
+             tk, tv):
+    """One node of a breadth-first level. ``packed``: ``bins_row``, ``w``, ``yk`` and ``yv``
+    are records in the positions of ``rows`` (row ``rows[p]``'s at ``p``; see
+    :func:`pack_rows`), read in order and moved with the rows by the partition (``tb``,
+    ``tw``, ``tk``, ``tv``: their scratch); otherwise they are indexed by row number."""
     b0 = node_begin[i]
     b1 = node_end[i]
     n = b1 - b0
@@ -363,7 +368,7 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
     flat = bins_row.reshape(bins_row.shape[0] * bins_row.shape[1])
     d = bins_row.shape[1]
     for j in range(n):
-        if j + PREFETCH_AHEAD < n:
+        if not packed and j + PREFETCH_AHEAD < n:
             ra = rows[b0 + j + PREFETCH_AHEAD]
             prefetch(w, ra)
             if is_reg:
@@ -372,7 +377,7 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
                 prefetch(yk, ra)
             prefetch(flat, ra * d)
             prefetch(flat, ra * d + d - 1)
-        r = rows[b0 + j]
+        r = b0 + j if packed else rows[b0 + j]
         wr = w[r]
         wl[j] = wr
         if is_reg:
@@ -410,7 +415,7 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
             fs[q] = perm_step(perm, swaps, kd + q, key)
             ucnt[q] = 0
         for j in range(n):
-            r = rows[b0 + j]
+            r = b0 + j if packed else rows[b0 + j]
             for q in range(m):
                 bn = np.int64(bins_row[r, fs[q]])
                 # branch-free: the bin is written at the list's end every time, and the
@@ -465,29 +470,72 @@ def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_
     out_next[i] = bnext
     out_dl[i] = bdl
     out_gain[i] = gain
-    # stable in-place partition through tmp[b0:b1]
+    # stable in-place partition through tmp[b0:b1] (a left row moves to lp <= p, already
+    # read; the right ones wait in tmp), the packed records with their rows
     miss = nv[bf]
     lp = b0
     nr = 0
     for p in range(b0, b1):
         r = rows[p]
-        bn = bins_row[r, bf]
+        bn = bins_row[p, bf] if packed else bins_row[r, bf]
         if bn <= bbin or (bdl and bn == miss):
             rows[lp] = r
+            if packed:
+                _move_record(bins_row, w, yk, yv, p, bins_row, w, yk, yv, lp, d, is_reg)
             lp += 1
         else:
             tmp[b0 + nr] = r
+            if packed:
+                _move_record(bins_row, w, yk, yv, p, tb, tw, tk, tv, b0 + nr, d, is_reg)
             nr += 1
     for q in range(nr):
         rows[lp + q] = tmp[b0 + q]
+        if packed:
+            _move_record(tb, tw, tk, tv, b0 + q, bins_row, w, yk, yv, lp + q, d, is_reg)
     out_mid[i] = lp
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _move_record(sb, sw, sk, sv, a, db, dw, dk, dv, z, d, is_reg):
+    """Copy packed record ``a`` of (sb, sw, sk, sv) to position ``z`` of (db, dw, dk, dv)."""
+    for f in range(d):
+        db[z, f] = sb[a, f]
+    dw[z] = sw[a]
+    if is_reg:
+        dv[z] = sv[a]
+    else:
+        dk[z] = sk[a]
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def pack_rows(bins_row, rows, w, yk, yv, is_reg):
+    """Each position's record: the bins, weight and label of row ``rows[p]`` at ``p`` (the
+    breadth-first levels then read a node's rows in order, not scattered over the data);
+    returns them with scratch of the same shapes for the partitions."""
+    m = rows.shape[0]
+    d = bins_row.shape[1]
+    pb = np.empty((m, d), dtype=bins_row.dtype)
+    pw = np.empty(m)
+    pk = np.empty(m if not is_reg else 0, dtype=np.int64)
+    pv = np.empty(m if is_reg else 0)
+    for p in prange(m):
+        r = rows[p]
+        for f in range(d):
+            pb[p, f] = bins_row[r, f]
+        pw[p] = w[r]
+        if is_reg:
+            pv[p] = yv[r]
+        else:
+            pk[p] = yk[r]
+    return (pb, pw, pk, pv, np.empty_like(pb), np.empty_like(pw), np.empty_like(pk),
+            np.empty_like(pv))
 
 
 @njit(cache=True, nogil=True)
 def _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
               node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
               w_root, n_chunks, out_tot, out_feat, out_bin, out_next, out_dl, out_gain,
-              out_mid):
+              out_mid, packed, tb, tw, tk, tv):
     n_nodes = node_begin.shape[0]
     d = bins_row.shape[1]
     stat = np.zeros((BATCH, maxbins, C))
@@ -503,37 +551,41 @@ def _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, 
     L = np.empty(C)
     R = np.empty(C)
     L2 = np.empty(C)
-    for i in range(ch, n_nodes, n_chunks):
+    # a contiguous run of the frontier's nodes: their rows (and packed records) are
+    # contiguous too
+    for i in range(n_nodes * ch // n_chunks, n_nodes * (ch + 1) // n_chunks):
         _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
                  node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
                  w_root, stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
-                 out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid)
+                 out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid, packed, tb,
+                 tw, tk, tv)
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def bf_level(bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
              node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
              w_root, n_chunks, out_tot, out_feat, out_bin, out_next, out_dl, out_gain,
-             out_mid):
+             out_mid, packed, tb, tw, tk, tv):
     """Process every node of a frontier (one thread per node, in chunks of nodes): totals,
     leaf tests, split search and in-place partition of the node's rows. ``maxn``: the
-    largest node's row count."""
+    largest node's row count. ``packed``: see :func:`_bf_node`."""
     for ch in prange(n_chunks):
         _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn,
                   node_begin, node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl,
                   crit, min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_next,
-                  out_dl, out_gain, out_mid)
+                  out_dl, out_gain, out_mid, packed, tb, tw, tk, tv)
 
 
 @njit(cache=True, nogil=True)
 def bf_level_serial(bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
                     node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit,
                     min_dec, w_root, n_chunks, out_tot, out_feat, out_bin, out_next, out_dl,
-                    out_gain, out_mid):
+                    out_gain, out_mid, packed, tb, tw, tk, tv):
     """:func:`bf_level` on one thread (small frontiers: no thread start-up)."""
     _bf_chunk(0, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_begin,
               node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
-              w_root, 1, out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid)
+              w_root, 1, out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid,
+              packed, tb, tw, tk, tv)
 
 
 # -- depth-first: one big node, parallel over its rows -------------------------------------

@@ -12,6 +12,10 @@ import numpy as np
 from . import forest_cpu as K
 
 SERIAL_WORK = 16384  # a breadth-first step over fewer rows runs on one thread
+# Breadth-first levels read packed records (each row's bins, weight and label, moved with
+# the rows by the partitions) when a row has at most this many fields: in order, not
+# scattered; past it, moving the records costs more than the scattered reads it saves
+PACK_MAX_FIELDS = 64
 
 
 class CPUEngine:
@@ -22,6 +26,7 @@ class CPUEngine:
         self.data, self.p, self.rows, self.w, self.w_root = data, p, rows, w, w_root
         self.tmp = np.empty_like(rows)
         self.flags = np.empty(rows.shape[0], dtype=np.bool_)
+        self.packed = None  # pack_rows' records, made by the first breadth-first level
 
     def totals(self, b0, b1):
         d = self.data
@@ -64,10 +69,23 @@ class CPUEngine:
         work = int((end - begin).sum())
         kern = K.bf_level if (work >= SERIAL_WORK and n_threads() > 1) else K.bf_level_serial
         maxn = int((end - begin).max())
-        kern(d.bins_row, self.rows, self.tmp, self.w, d.yk, d.yv, d.is_reg, d.C, d.nv,
+        if self.packed is None and d.bins_row.shape[1] <= PACK_MAX_FIELDS:
+            self.packed = K.pack_rows(d.bins_row, self.rows, self.w, d.yk, d.yv, d.is_reg)
+        if self.packed is not None:
+            bins, w, yk, yv, *scratch = self.packed
+        else:
+            bins, w, yk, yv, scratch = d.bins_row, self.w, d.yk, d.yv, _scratch_like(d)
+        kern(bins, self.rows, self.tmp, w, yk, yv, d.is_reg, d.C, d.nv,
              d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
              p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.criterion,
-             p.min_impurity_decrease, self.w_root, n_chunks(s), *out)
+             p.min_impurity_decrease, self.w_root, n_chunks(s), *out,
+             self.packed is not None, *scratch)
+
+
+def _scratch_like(d):
+    """Empty scratch of the packed records' types (the unpacked kernel never touches it)."""
+    return [np.zeros((0, 0), d.bins_row.dtype), np.zeros(0), np.zeros(0, np.int64),
+            np.zeros(0)]
 
 
 def is_leaf(T, n, depth, C, p):

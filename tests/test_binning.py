@@ -380,3 +380,37 @@ def test_tiled_binning_equals_naive_twin(shape, max_bin):
                 assert rows.dtype == bm.dtype and cols.shape == (shape[1], shape[0])
                 np.testing.assert_array_equal(rows, want)
                 np.testing.assert_array_equal(cols, want.T)
+
+
+def _naive_edges(values, max_value_bins):
+    """The naive twin of the unweighted ``_numeric_edges``: ``np.sort``, distinct values by
+    comparing neighbours, and their cumulative counts."""
+    v = np.sort(values[~np.isnan(values)]).astype(np.float64)
+    if v.size == 0:
+        return np.array([np.inf])
+    starts = np.flatnonzero(np.r_[True, v[1:] != v[:-1]])
+    cum = np.append(starts[1:], v.size).astype(np.float64)
+    return binning.edges_from_counts(v[starts], cum, max_value_bins)
+
+
+def test_radix_sorted_edges_equal_naive_twin():
+    """The radix sort gives np.sort's array bit for bit (the sign of zero too: values holding
+    both 0.0 and -0.0 go to np.sort), and the edges are the naive twin's, bit for bit."""
+    rng = np.random.default_rng(13)
+    tiny = np.finfo(np.float64).smallest_subnormal
+    arrays = [rng.normal(size=3000), rng.lognormal(sigma=4.0, size=2000),
+              np.round(rng.normal(size=1000) * 2), rng.choice([0.0, -0.0, 1.0, -2.5], 500),
+              rng.choice([-0.0, 3.0], 300), np.array([np.inf, -np.inf, tiny, -tiny, 0.0, 1e308]),
+              np.array([7.0]), np.array([np.nan, np.nan]), np.array([])]
+    arrays[0][::17] = np.nan
+    for a in arrays:
+        for dtype in (np.float64, np.float32):
+            with np.errstate(over="ignore"):
+                v = a.astype(dtype)
+            ok = v[~np.isnan(v)]
+            np.testing.assert_array_equal(binning._sorted_values(ok).view(np.uint8),
+                                          np.sort(ok).view(np.uint8))
+            for max_value_bins in (255, 15, 1):
+                want = _naive_edges(v, max_value_bins)
+                got = binning._numeric_edges(v, max_value_bins)
+                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))

@@ -36,12 +36,11 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
     if v.size == 0:
         return np.array([np.inf])
     if weights is None:
-        v = np.sort(v).astype(np.float64)
-        w = None
-    else:
-        order = np.argsort(v, kind="stable")
-        v = v[order].astype(np.float64)
-        w = weights[ok][order]
+        uniq, cum = _runs(_sorted_values(v))
+        return edges_from_counts(uniq, cum, max_value_bins)
+    order = np.argsort(v, kind="stable")
+    v = v[order].astype(np.float64)
+    w = weights[ok][order]
     flag = np.empty(v.size, dtype=bool)
     flag[0] = True
     np.not_equal(v[1:], v[:-1], out=flag[1:])
@@ -49,12 +48,127 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
     uniq = v[starts]
     if uniq.size <= max_value_bins:
         return edges_from_counts(uniq, None, max_value_bins)
-    if w is None:
-        cum = np.append(starts[1:], v.size).astype(np.float64)
-    else:
-        cw = np.cumsum(w)
-        cum = cw[np.append(starts[1:], v.size) - 1]
-    return edges_from_counts(uniq, cum, max_value_bins)
+    cw = np.cumsum(w)
+    return edges_from_counts(uniq, cw[np.append(starts[1:], v.size) - 1], max_value_bins)
+
+
+@njit(cache=True, nogil=True)
+def _runs(v):
+    """The distinct values (float64) of sorted values ``v`` (the first of each run of equal
+    ones) and ``cum``: the count of values up to and with each (float64), in one pass."""
+    n = v.size
+    uniq = np.empty(n, np.float64)
+    cum = np.empty(n, np.float64)
+    k = 0
+    for i in range(n):
+        if i == 0 or v[i] != v[i - 1]:
+            if k > 0:
+                cum[k - 1] = i
+            uniq[k] = v[i]
+            k += 1
+    if k > 0:
+        cum[k - 1] = n
+    return uniq[:k], cum[:k]
+
+
+EDGE_FIELDS = 16  # fields copied into contiguous rows at a time to find their edges
+
+
+def _edges_of_fields(Xs, fields, max_value_bins, weights):
+    """``_numeric_edges`` of the columns ``fields`` of ``Xs``, on all Numba threads (the sort
+    and the copies release the GIL). Columns are copied EDGE_FIELDS at a time into contiguous
+    rows: one column of a wide C-ordered matrix is one value per cache line."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    import numba
+
+    n_threads = numba.get_num_threads()
+    size = max(1, min(EDGE_FIELDS, -(-len(fields) // n_threads)))  # every thread busy
+
+    def block(k):
+        cols = fields[k:k + size]
+        if Xs.flags.c_contiguous:
+            rows = np.empty((len(cols), Xs.shape[0]), Xs.dtype)
+            _gather_columns(Xs, np.asarray(cols, dtype=np.int64), rows)
+        else:
+            rows = np.ascontiguousarray(Xs[:, cols].T)
+        return [_numeric_edges(rows[i], max_value_bins, weights) for i in range(len(cols))]
+
+    starts = range(0, len(fields), size)
+    with ThreadPoolExecutor(max(1, min(n_threads, len(starts)))) as ex:
+        return [e for found in ex.map(block, starts) for e in found]
+
+
+@njit(cache=True, nogil=True)
+def _gather_columns(X, cols, out):
+    """``out[k] = X[:, cols[k]]`` for a C-ordered ``X``, one pass over its rows (numpy's
+    transposing copy took 3x as long on a 50k x 3072 float32 matrix)."""
+    for i in range(X.shape[0]):
+        for k in range(cols.size):
+            out[k, i] = X[i, cols[k]]
+
+
+def _sorted_values(v):
+    """``np.sort(v)`` of NaN-free float32/float64 values, by ``_radix_sort`` (on 50k float32
+    values about 2.5x faster than ``np.sort``). Values that compare equal have the same bits,
+    except 0.0 and -0.0, whose order within their run ``np.sort`` leaves to its algorithm (the
+    first of a run is the distinct value kept): values holding both are sorted by ``np.sort``."""
+    if v.dtype not in (np.float32, np.float64):
+        return np.sort(v)
+    s = np.array(v, copy=True, order="C")
+    if _radix_sort(s.view(np.uint32 if s.dtype == np.float32 else np.uint64)):
+        return np.sort(v)
+    return s
+
+
+RADIX_BITS = 11
+
+
+@njit(cache=True, nogil=True)
+def _radix_sort(keys):
+    """Sorts the IEEE bits of NaN-free floats (a uint32 or uint64 view) in place, in the
+    order of their values: an LSD radix sort of RADIX_BITS-bit digits, skipping digits that
+    every key shares. Returns whether the values held both 0.0 and -0.0."""
+    n = keys.size
+    if n == 0:
+        return False
+    n_bits = keys.itemsize * 8
+    sign = np.uint64(1) << np.uint64(n_bits - 1)
+    full = sign | (sign - np.uint64(1))
+    pos0 = neg0 = False
+    for i in range(n):  # order-preserving keys: negatives flipped, positives' sign bit set
+        u = np.uint64(keys[i])
+        pos0 |= u == 0
+        neg0 |= u == sign
+        keys[i] = (u ^ full) if u & sign else (u | sign)
+    n_pass = (n_bits + RADIX_BITS - 1) // RADIX_BITS
+    mask = np.uint64((1 << RADIX_BITS) - 1)
+    counts = np.zeros((n_pass, 1 << RADIX_BITS), np.int64)
+    for i in range(n):
+        u = np.uint64(keys[i])
+        for p in range(n_pass):
+            counts[p, (u >> np.uint64(p * RADIX_BITS)) & mask] += 1
+    src = keys
+    dst = np.empty_like(keys)
+    for p in range(n_pass):
+        shift = np.uint64(p * RADIX_BITS)
+        if counts[p, (np.uint64(keys[0]) >> shift) & mask] == n:
+            continue  # one digit for every key: the order stays
+        total = 0
+        for b in range(1 << RADIX_BITS):
+            c = counts[p, b]
+            counts[p, b] = total
+            total += c
+        for i in range(n):
+            u = src[i]
+            b = (np.uint64(u) >> shift) & mask
+            dst[counts[p, b]] = u
+            counts[p, b] += 1
+        src, dst = dst, src
+    for i in range(n):
+        u = np.uint64(src[i])
+        keys[i] = (u ^ sign) if u & sign else (u ^ full)
+    return pos0 and neg0
 
 
 def edges_from_counts(uniq, cum, max_value_bins):
@@ -128,13 +242,7 @@ class BinMapper:
                     cat_maps[j] = _grouped_categories(Xs[:, j], K, max_value_bins, ws)
                     n_value[j] = max_value_bins
         numeric = [j for j in range(d) if not is_categorical[j]]
-        # numpy's sort releases the GIL: sort the sampled columns on all cores
-        from concurrent.futures import ThreadPoolExecutor
-
-        import numba
-        with ThreadPoolExecutor(max(1, min(numba.get_num_threads(), len(numeric) or 1))) as ex:
-            found = list(ex.map(lambda j: _numeric_edges(Xs[:, j], max_value_bins, ws), numeric))
-        for j, e in zip(numeric, found):
+        for j, e in zip(numeric, _edges_of_fields(Xs, numeric, max_value_bins, ws)):
             n_value[j] = e.size
             edges[j] = e
         return self._set_bins(edges, n_value, cat_maps, is_categorical)

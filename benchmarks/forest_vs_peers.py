@@ -31,7 +31,10 @@ kernels are warmed on each case's own dtypes and both of its parallel paths (tre
 parallel: at least two trees per thread; threads inside one tree: fewer trees, on enough
 rows that breadth-first levels take the parallel kernel) before any timer starts. The
 thread limit (``--threads``: NUMBA_NUM_THREADS and OMP_NUM_THREADS, set before any import,
-and ``n_jobs``) covers the whole timed fit, binning included.
+and ``n_jobs``) covers the whole timed fit, binning included. Round ``r`` fits both
+libraries with ``random_state = seed + r``: the scores are medians over as many forests
+(one forest's accuracy moves by about ±0.005 from seed to seed on these sets), and
+``--score-seeds K`` adds K more seeds' scores (untimed fits) to the medians.
 
     python benchmarks/forest_vs_peers.py --suite                  # all cases, 3 rounds
     python benchmarks/forest_vs_peers.py --suite --cases deep,reg20 --rounds 5
@@ -377,7 +380,7 @@ def suite(a):
         for r in range(a.rounds):
             order = ("hardwood", "sklearn") if r % 2 == 0 else ("sklearn", "hardwood")
             for who in order:
-                hw_est, sk_est = _estimators(reg, trees, mf, a.threads, a.seed)
+                hw_est, sk_est = _estimators(reg, trees, mf, a.threads, a.seed + r)
                 est = hw_est if who == "hardwood" else sk_est
                 t, score, est = _fit_score(est, Xtr, ytr, Xte, yte, reg)
                 res[who].append((t, score))
@@ -386,11 +389,18 @@ def suite(a):
                 print(f"  round {r}: {who:8s} {t:8.2f} s  {'R2' if reg else 'acc'} "
                       f"{score:.4f}", flush=True)
                 del est, hw_est, sk_est
+        for r in range(a.rounds, a.rounds + a.score_seeds):  # scores only, untimed
+            for who in ("hardwood", "sklearn"):
+                est = _estimators(reg, trees, mf, a.threads, a.seed + r)[who == "sklearn"]
+                _, score, _ = _fit_score(est, Xtr, ytr, Xte, yte, reg)
+                res[who + " scores"] = res.get(who + " scores", []) + [score]
+                print(f"  seed {a.seed + r} (untimed): {who:8s} {'R2' if reg else 'acc'} "
+                      f"{score:.4f}", flush=True)
         h = np.array([t for t, _ in res["hardwood"]])
         s = np.array([t for t, _ in res["sklearn"]])
         ratio = h / s
-        hs = float(np.median([x for _, x in res["hardwood"]]))
-        ss = float(np.median([x for _, x in res["sklearn"]]))
+        hs = float(np.median([x for _, x in res["hardwood"]] + res.get("hardwood scores", [])))
+        ss = float(np.median([x for _, x in res["sklearn"]] + res.get("sklearn scores", [])))
         print(f"  hardwood {_spread(h)}  sklearn {_spread(s)}")
         print(f"  ratio median {np.median(ratio):.3f} (min {ratio.min():.3f}, max "
               f"{ratio.max():.3f});  {'R2' if reg else 'accuracy'} hardwood {hs:.4f} sklearn "
@@ -432,6 +442,8 @@ def main(argv=None):
     ap.add_argument("--suite", action="store_true",
                     help="issue 20's cases against scikit-learn, interleaved rounds")
     ap.add_argument("--cases", default="all", help=f"with --suite: all or some of {list(CASES)}")
+    ap.add_argument("--score-seeds", type=int, default=0,
+                    help="with --suite: more seeds' scores (untimed) in the score medians")
     ap.add_argument("--rounds", type=int, default=3, help="with --suite: interleaved rounds")
     ap.add_argument("--scale", type=float, default=1.0, help="with --suite: row scale")
     a = ap.parse_args(argv)

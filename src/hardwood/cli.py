@@ -217,12 +217,33 @@ def _align(X, info, path):
     return X
 
 
-def _check_out(path, what):
-    """Fail before the work when the output cannot be written."""
+def _same_file(a, b) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError, TypeError):
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_out_not_input(path, inputs):
+    """Refuse an output path that names one of the command's input files (``inputs``:
+    ``(option, path)`` pairs, a path None when not given): writing there would destroy the
+    input (a typo such as ``--out train.csv``)."""
+    if path == "-":
+        return
+    for option, src in inputs:
+        if src is not None and _same_file(path, src):
+            raise CLIError(f"--out {path!r} is also an input ({option}); writing there would "
+                           "overwrite it: give another file name")
+
+
+def _check_out(path, what, inputs=()):
+    """Fail before the work when the output cannot be written, or would overwrite one of the
+    input files (``inputs``, see check_out_not_input)."""
     if path == "-":
         if what == "model":
             raise CLIError("the model must go to a file (--out model.json), not to stdout")
         return
+    check_out_not_input(path, inputs)
     if os.path.isdir(path):
         raise CLIError(f"--out {path!r} is a directory; give a file name for the {what}")
     parent = os.path.dirname(os.path.abspath(path))
@@ -317,7 +338,8 @@ class TqdmCallback(TrainingCallback):
 def cmd_train(args) -> int:
     import hardwood
 
-    _check_out(args.out, "model")
+    _check_out(args.out, "model", [("--data", args.data), ("--valid", args.valid),
+                                    ("--group", args.group), ("--valid-group", args.valid_group)])
     params = parse_params(args.param)
     rounds = _pop_int(params, _ROUND_KEYS, "the number of rounds")
     if args.rounds is not None:
@@ -439,7 +461,7 @@ def cmd_predict(args) -> int:
 
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
-    _check_out(args.out, "predictions")
+    _check_out(args.out, "predictions", [("--model", args.model), ("--data", args.data)])
     model = hardwood.load(args.model)
     X, y, _, _ = _read(args.data, args.label, args.format, no_header=args.no_header,
                        info=model.info, hint=False)

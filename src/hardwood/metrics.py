@@ -92,6 +92,11 @@ def higher_is_better(name) -> bool:
 def check_metric_for_objective(name, objective_name):
     """Refuse a metric that cannot score the trained objective's predictions."""
     task = "ranking" if is_ranking(name) else TASK.get(name)
+    if task == "regression" and objective_class(objective_name).task == "multiclass":
+        # one prediction per row against the (n, K) class probabilities
+        raise ValueError(f"eval_metric {name!r} scores one prediction per row, but "
+                         f"{objective_name!r} predicts a probability per class; use 'mlogloss' "
+                         "or 'merror'")
     if task in ("binary", "multiclass", "ranking") and \
             objective_class(objective_name).task != task:
         wanted = " or ".join(map(repr, names(task=task, trainable=True)))

@@ -427,12 +427,13 @@ def add_parser(sub):
 def run(args) -> int:
     import hardwood
 
-    from .cli import CLIError, read_for_model
+    from .cli import CLIError, check_out_not_input, read_for_model
     from .parallel import threads
 
     out = args.out
     if out == "-" or os.path.isdir(out):
         raise CLIError(f"--out {out!r}: give a file name for the report")
+    check_out_not_input(out, [("--model", args.model), ("--data", args.data)])
     if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
         raise CLIError(f"cannot write the report to {out!r}: its directory does not exist")
     if args.label is not None and args.data is None:

@@ -281,7 +281,7 @@ class FileBatches:
             for start, text in self._line_blocks(path):
                 try:
                     X, _ = load_svmlight_file(io.BytesIO(text), zero_based=True)
-                except (ValueError, IndexError, TypeError) as e:
+                except (ValueError, IndexError, TypeError, OverflowError) as e:
                     self._libsvm_error(path, start, text, e)
                 if X.nnz:
                     max_id = max(max_id, int(X.indices.max()))
@@ -301,7 +301,7 @@ class FileBatches:
             try:
                 X, y = load_svmlight_file(io.BytesIO(text), zero_based=self.zero_based,
                                           n_features=n)
-            except (ValueError, IndexError, TypeError) as e:
+            except (ValueError, IndexError, TypeError, OverflowError) as e:
                 self._libsvm_error(path, start, text, e)
             if X.shape[0] == 0:
                 continue

@@ -488,6 +488,9 @@ _QID = re.compile(r"qid:\d+")
 _LABEL = re.compile(r"(?:" + _NUM + r")(?:,(?:" + _NUM + r"))*", re.IGNORECASE)
 
 
+MAX_LIBSVM_ID = 2**31 - 1  # scikit-learn's LibSVM parser holds feature ids in a C int
+
+
 def libsvm_line_problem(line: str):
     """Why a LibSVM line is malformed, or None."""
     body = line.split("#", 1)[0].strip()
@@ -504,6 +507,9 @@ def libsvm_line_problem(line: str):
         if m is None:
             return f"{tok!r} is not an index:value pair"
         idx = int(m.group(1))
+        if idx > MAX_LIBSVM_ID:
+            return (f"feature index {idx} is beyond the largest supported index "
+                    f"{MAX_LIBSVM_ID}")
         if idx <= last:
             return f"feature index {idx} is not above the previous index {last} (indices must be sorted and unique)"
         last = idx
@@ -547,7 +553,8 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     try:
         X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
-    except (ValueError, IndexError, TypeError) as e:
+    except (ValueError, IndexError, TypeError, OverflowError) as e:
+        # OverflowError: a feature index beyond int32 (scikit-learn's parser)
         where = find_bad_libsvm_line(path)
         detail = f"line {where[0]}: {where[1]}" if where else " ".join(str(e).split())
         raise ValueError(f"malformed LibSVM file {path!r}: {detail}") from None

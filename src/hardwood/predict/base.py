@@ -216,6 +216,10 @@ class CompiledModel:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         mat = self._matrix(X)
         n = mat.shape[0]
+        if out is not None and np.may_share_memory(out, mat):
+            # the kernels write out (base score first) while they read X
+            raise ValueError("out shares memory with X: predicting into it would overwrite "
+                             "the rows being read; give out a buffer of its own")
         if output == "leaf":
             shape = (n, self.t1 - self.t0)
             if out is None:

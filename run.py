@@ -5,7 +5,9 @@
     python3 run.py test      # install into .venv (with test extras), then run the test suite
     python3 run.py bench     # the training benchmark against XGBoost/LightGBM/scikit-learn
 
-Extra arguments are passed on (to `hardwood demo`, to pytest, or to the benchmark).
+Extra arguments are passed on (to `hardwood demo`, to pytest, or to the benchmark). The tests
+run in two processes (pytest-xdist, whole files to each: module fixtures such as the Dask
+cluster start once), unless the arguments name their own `-n`/`--numprocesses`.
 """
 import hashlib
 import os
@@ -53,7 +55,9 @@ def main():
         sh(os.path.join(BIN, "hardwood"), "demo", *rest)
     elif cmd == "test":
         ensure_env("test")
-        sh(PY, "-m", "pytest", "-q", *rest, cwd=ROOT)
+        own = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest)
+        workers = [] if own else ["-n", str(min(2, os.cpu_count() or 1)), "--dist", "loadfile"]
+        sh(PY, "-m", "pytest", "-q", *workers, *rest, cwd=ROOT)
     elif cmd == "bench":
         ensure_env("bench")
         sh(PY, os.path.join(ROOT, "benchmarks", "train_vs_peers.py"), *rest)

@@ -214,3 +214,38 @@ def test_logistic_gradients_match_the_libm_sigmoid(weighted):
     ww = w if weighted else 1.0
     np.testing.assert_array_equal(g[0], ((p - y) * ww).astype(np.float32))
     np.testing.assert_array_equal(h[0], (np.maximum(p * (1 - p), 1e-16) * ww).astype(np.float32))
+
+
+@pytest.mark.parametrize("n_classes,dtype,d,n,dominant", [
+    (2, np.uint8, 6, 2_000, False),      # one block (at most SERIAL_ROWS rows), one lane
+    (3, np.uint8, 6, 50_000, True),      # blocks in two lanes, a padded class group
+    (8, np.uint16, 5, 40_000, False),    # two class groups, 16-bit bins
+    (5, np.uint8, 150, 6_000, False),    # fields in several groups (CLASS_HIST_BYTES)
+])
+@pytest.mark.parametrize("parallel", [False, True])
+def test_class_root_histograms_are_each_class_own_bit_for_bit(n_classes, dtype, d, n, dominant,
+                                                             parallel):
+    """The K roots of a multiclass round in one pass equal K passes of ``build_histograms``
+    exactly (the same blocks, lanes and order of addition), and the naive twin up to
+    rounding."""
+    from hardwood.backends.cpu import CLASS_HIST_BYTES, CLASS_GROUP
+
+    B, BC, offsets, rng = _binned(n, d, 600 if dtype == np.uint16 else 256, 8, dtype)
+    if dominant:
+        B[rng.random(n) < 0.4, 1] = 0
+    be = CPUBackend(B, BC, offsets)
+    if dominant:
+        assert be.lanes == 2
+    if d == 150:  # the block buffer holds fewer bins than the fields have
+        assert int(offsets[-1]) * 16 * CLASS_GROUP > CLASS_HIST_BYTES
+    g = rng.standard_normal((n_classes, n)).astype(np.float32)
+    h = rng.random((n_classes, n)).astype(np.float32)
+    rows = np.sort(rng.choice(n, n * 3 // 4, replace=False)).astype(np.int32)
+    roots = be.class_root_histograms(rows, g, h, parallel=parallel)
+    tb = int(offsets[-1])
+    assert roots.shape == (n_classes, 2 * tb)
+    for k in range(n_classes):
+        own = be.build_histograms(rows, [0], [rows.size], g[k], h[k])
+        np.testing.assert_array_equal(roots[k], own.reshape(-1), err_msg=f"class {k}")
+        ref = histogram_naive(B, offsets[:-1], rows, g[k], h[k], tb)
+        np.testing.assert_allclose(roots[k].reshape(tb, 2), ref, rtol=1e-10, atol=1e-9)

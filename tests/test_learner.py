@@ -223,3 +223,29 @@ def test_bad_page_cuts_are_refused():
     X, y = _data(4, n=200)
     with pytest.raises(ValueError, match="page cuts"):
         _train({"pages": [0, 300, 100]}, X, y, 1)
+
+
+@pytest.mark.parametrize("fused", [True, False])
+@pytest.mark.parametrize("params", [{"max_depth": 5},
+                                    {"max_depth": 4, "subsample": 0.7, "colsample_bynode": 0.6},
+                                    {"grow_policy": "lossguide", "max_leaves": 12},
+                                    {"sampling_method": "goss", "max_depth": 4}])
+def test_multiclass_roots_in_one_pass_change_no_tree(params, fused, monkeypatch):
+    """The roots of a round's K trees built in one pass (``Grower.class_roots``) give the
+    trees that each tree's own root histogram gives, bit for bit, on both growers."""
+    X, y = _data(2, n=6000)
+    monkeypatch.setattr(grower_mod, "FUSED", fused)
+    calls = []
+    real = grower_mod.Grower.class_roots
+
+    def counting(self, *a):
+        out = real(self, *a)
+        calls.append(out is not None)
+        return out
+
+    monkeypatch.setattr(grower_mod.Grower, "class_roots", counting)
+    shared = _train(params, X, y, rounds=3, objective="multi:softprob")
+    assert calls == [True] * 3
+    monkeypatch.setattr(grower_mod.Grower, "class_roots", lambda self, *a: None)
+    _assert_same(shared, _train(params, X, y, rounds=3, objective="multi:softprob"),
+                 exact=True)

@@ -11,7 +11,10 @@ then summed per node in block order, so results do not depend on the thread coun
 from __future__ import annotations
 
 import numpy as np
-from numba import njit, prange
+from llvmlite import ir
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from ..parallel import run_ranges
 from ._intrinsics import add_pair, prefetch
@@ -203,6 +206,171 @@ def hist_serial(B, g, h, rows, b, e, offsets, out):
               np.int64(1))
 
 
+# The roots of a multiclass round's trees (issue 18). The K trees of a round start from the
+# same rows, so their K root histograms come from one pass over those rows: each row's bins
+# read once for CLASS_GROUP classes at a time, whose (g, h) pairs of one bin fill one 64-byte
+# line, added with one vector add. The rows are cut into the blocks (and lanes) that one
+# tree's root cuts (``_build_hists``), and each block's sums are summed in block order: every
+# class's bins are the very floats its own pass adds, so the trees do not change. A block
+# keeps the bins of a group of fields at a time, at most CLASS_HIST_BYTES, so that it stays
+# in a core's cache and the memory stays bounded however wide the rows are.
+# Measured (200,000 x 40, 8 classes, one thread): 40 ms against 53 ms for eight passes.
+
+CLASS_GROUP = 4  # classes per pass: 4 (g, h) pairs, one 64-byte line per bin
+CLASS_HIST_BYTES = 768 << 10  # a block's buffer of one pass (a core's L2 is 1 MiB here)
+CLASS_CHUNK = 64  # rows whose (g, h) are gathered together before their bins are added
+
+
+@intrinsic
+def add_line(typingctx, arr, idx, src, sidx):
+    """``arr[idx:idx + 8] += src[sidx:sidx + 8]`` as one ``<8 x double>`` load, add and store
+    (each lane the scalar add: the same sums), no negative-index fix-up (both runs must be in
+    range): ``add_pair`` for CLASS_GROUP classes' pairs of one bin."""
+    if (not isinstance(arr, types.Array) or arr.ndim != 1 or arr.dtype != types.float64
+            or not isinstance(src, types.Array) or src.ndim != 1
+            or src.dtype != types.float64 or not isinstance(idx, types.Integer)
+            or not isinstance(sidx, types.Integer)):
+        return None
+    sig = types.void(arr, idx, src, sidx)
+
+    def codegen(context, builder, signature, args):
+        aty, _, sty, _ = signature.args
+        a = context.make_array(aty)(context, builder, args[0])
+        b = context.make_array(sty)(context, builder, args[2])
+        ap = cgutils.get_item_pointer(context, builder, aty, a, [args[1]], wraparound=False)
+        bp = cgutils.get_item_pointer(context, builder, sty, b, [args[3]], wraparound=False)
+        vty = ir.VectorType(ir.DoubleType(), 2 * CLASS_GROUP)
+        avp = builder.bitcast(ap, vty.as_pointer())
+        bv = builder.load(builder.bitcast(bp, vty.as_pointer()), align=8)
+        builder.store(builder.fadd(builder.load(avp, align=8), bv), avp, align=8)
+        return context.get_dummy_value()
+
+    return sig, codegen
+
+
+@njit(cache=True, nogil=True)
+def class_field_groups(offsets, total_bins, lanes):
+    """Consecutive fields whose bins fill at most CLASS_HIST_BYTES of a block's buffer (one
+    field at least): boundaries ``starts`` (``starts[-1] = d``)."""
+    d = offsets.shape[0]
+    cap = max(1, CLASS_HIST_BYTES // (16 * CLASS_GROUP * lanes))
+    starts = [0]
+    for j in range(1, d):
+        if offsets[j] - offsets[starts[-1]] >= cap:
+            starts.append(j)
+    starts.append(d)
+    return np.array(starts, dtype=np.int64)
+
+
+@njit(cache=True, nogil=True)
+def class_hist_range(k0, k1, B, g, h, rows, blk_begin, blk_end, offsets, j0, j1, c0, out,
+                     lanes):
+    """Blocks ``k0 .. k1 - 1`` of fields ``j0 .. j1 - 1`` and classes ``c0 ..`` (CLASS_GROUP of
+    them at most): ``out[k]`` = ``lanes`` copies of (bin of the group, class, g|h), bins
+    counted from field ``j0``'s first (rows on 64-byte lines: see ``aligned_buffer``)."""
+    c1 = min(g.shape[0], c0 + CLASS_GROUP)
+    w = 2 * CLASS_GROUP
+    d = B.shape[1]
+    Bf = B.reshape(-1)
+    b0 = offsets[j0]
+    lane_width = out.shape[1] // lanes
+    v = np.zeros(CLASS_CHUNK * w)  # the padding classes of the last group add zeros
+    for k in range(k0, k1):
+        hb = out[k]
+        hb[:] = 0.0
+        for q0 in range(blk_begin[k], blk_end[k], CLASS_CHUNK):
+            q1 = min(q0 + CLASS_CHUNK, blk_end[k])
+            for p in range(q0, q1):
+                r = rows[p]
+                o = (p - q0) * w
+                for c in range(c0, c1):
+                    v[o + 2 * (c - c0)] = np.float64(g[c, r])
+                    v[o + 2 * (c - c0) + 1] = np.float64(h[c, r])
+            for p in range(q0, q1):
+                row = np.uint64(rows[p]) * np.uint64(d)
+                o = (p - q0) * w
+                base = np.uint64((p & (lanes - 1)) * lane_width)
+                for j in range(j0, j1):
+                    uj = np.uint64(j)
+                    at = base + np.uint64(w) * np.uint64(offsets[uj] - b0 + np.int64(Bf[row + uj]))
+                    add_line(hb, at, v, o)
+
+
+@njit(cache=True, nogil=True)
+def class_reduce_range(t0, t1, blocks, lanes, b0, c0, out):
+    """Tasks ``t0 .. t1 - 1``: task t sums bins ``t * REDUCE_CHUNK ..`` of the group over the
+    blocks (in block order, lanes inner, as ``reduce_range``) into ``out[c]``'s bins from
+    ``b0``, for the classes ``c0 ..`` of the pass."""
+    c1 = min(out.shape[0], c0 + CLASS_GROUP)
+    w = 2 * CLASS_GROUP
+    width = blocks.shape[1] // lanes
+    n_bins = width // w
+    acc = np.empty(w)
+    for t in range(t0, t1):
+        lo = t * REDUCE_CHUNK
+        hi = min(n_bins, lo + REDUCE_CHUNK)
+        for b in range(lo, hi):
+            acc[:] = 0.0
+            for k in range(blocks.shape[0]):  # a bin's line of each block, in block order
+                for lane in range(lanes):
+                    at = lane * width + b * w
+                    for c in range(w):
+                        acc[c] += blocks[k, at + c]
+            for c in range(2 * (c1 - c0)):
+                out[c0 + (c >> 1), 2 * (b0 + b) + (c & 1)] = acc[c]
+
+
+@njit(cache=True, nogil=True)
+def aligned_buffer(size):
+    """``size`` float64 starting on a 64-byte line: block histograms of a multiple of 8
+    doubles cut from it start on lines too, so ``add_line`` never splits one."""
+    buf = np.empty(size + 8)
+    skip = ((64 - buf.ctypes.data % 64) % 64) // 8
+    return buf[skip:skip + size]
+
+
+@njit(cache=True, nogil=True)
+def _group_bins(offsets, total_bins, groups, gi):
+    end = offsets[groups[gi + 1]] if groups[gi + 1] < offsets.shape[0] else total_bins
+    return offsets[groups[gi]], end - offsets[groups[gi]]
+
+
+def class_root_blocks(n, lanes):
+    """(blk_begin, blk_end, lanes) of one tree's root over ``n`` rows, as ``_build_hists``
+    cuts it (a root of at most SERIAL_ROWS rows: one block, one lane)."""
+    begins, ends = np.zeros(1, dtype=np.int64), np.full(1, n, dtype=np.int64)
+    if n <= SERIAL_ROWS:
+        return begins, ends, 1
+    _, blk_begin, blk_end, _ = make_blocks(begins, ends, block_rows(begins, ends))
+    return blk_begin, blk_end, lanes
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def class_hists_parallel(B, g, h, rows, blk_begin, blk_end, offsets, groups, total_bins, out,
+                         lanes):
+    """``class_hist_range`` and ``class_reduce_range`` of every pass, in parallel (the fused
+    grower's path: no Python-thread launch between OpenMP kernels)."""
+    nb = blk_begin.shape[0]
+    w = 2 * CLASS_GROUP
+    widest = 0
+    for gi in range(groups.shape[0] - 1):
+        widest = max(widest, _group_bins(offsets, total_bins, groups, gi)[1])
+    buf = aligned_buffer(nb * lanes * widest * w)
+    for c0 in range(0, g.shape[0], CLASS_GROUP):
+        for gi in range(groups.shape[0] - 1):
+            j0 = groups[gi]
+            j1 = groups[gi + 1]
+            b0, n_bins = _group_bins(offsets, total_bins, groups, gi)
+            blocks = buf[:nb * lanes * n_bins * w].reshape((nb, lanes * n_bins * w))
+            for k in prange(nb):
+                kk = np.int64(k)
+                class_hist_range(kk, kk + 1, B, g, h, rows, blk_begin, blk_end, offsets, j0,
+                                 j1, c0, blocks, lanes)
+            for t in prange((n_bins + REDUCE_CHUNK - 1) // REDUCE_CHUNK):
+                tt = np.int64(t)
+                class_reduce_range(tt, tt + 1, blocks, lanes, b0, c0, out)
+
+
 @njit(cache=True, nogil=True)
 def partition_serial(Bcol, rows, tmp, b, e, feature, table):
     """Left rows compacted in place, right rows through ``tmp``. Unsigned indices and no
@@ -351,6 +519,9 @@ def predict_binned_rows(bins_row, binned_tree, pred):
                t.table, t.left, t.right, t.value, pred)
 
 
+_NO_ROOT = np.zeros(0)  # grow_tree builds the root's histogram itself
+
+
 def _segments(begins, ends):
     return np.asarray(begins, dtype=np.int64), np.asarray(ends, dtype=np.int64)
 
@@ -387,6 +558,33 @@ class CPUBackend(Backend):
             run_ranges(reduce_range, reduce_tasks(first, out.shape[1]), blocks, first, out,
                        np.arange(begins.size), lanes)
         return out.reshape(begins.size, self.total_bins, 2)
+
+    def class_root_histograms(self, rows, g, h, parallel=False):
+        """① The root histograms of K trees over the same ``rows`` under ``g[k], h[k]``
+        ((K, n) arrays), in one pass: (K, 2 * total_bins) float64, row k equal to
+        ``build_histograms(rows, [0], [n], g[k], h[k])``'s bit for bit. ``parallel``: one
+        ``prange`` kernel (after the fused grower), else serial kernels on Python threads."""
+        out = np.empty((g.shape[0], 2 * self.total_bins), dtype=np.float64)
+        blk_begin, blk_end, lanes = class_root_blocks(rows.shape[0], self.lanes)
+        groups = class_field_groups(self.offsets, self.total_bins, lanes)
+        if parallel:
+            class_hists_parallel(self.bins_row, g, h, rows, blk_begin, blk_end, self.offsets,
+                                 groups, self.total_bins, out, lanes)
+            return out
+        spans = [_group_bins(self.offsets, self.total_bins, groups, gi)
+                 for gi in range(groups.size - 1)]
+        w = 2 * CLASS_GROUP
+        nb = blk_begin.size
+        buf = aligned_buffer(nb * lanes * max(n_bins for _, n_bins in spans) * w)
+        for c0 in range(0, g.shape[0], CLASS_GROUP):
+            for gi, (b0, n_bins) in enumerate(spans):
+                blocks = buf[:nb * lanes * n_bins * w].reshape(nb, lanes * n_bins * w)
+                run_ranges(class_hist_range, blk_begin.size, self.bins_row, g, h, rows,
+                           blk_begin, blk_end, self.offsets, groups[gi], groups[gi + 1], c0,
+                           blocks, lanes)
+                run_ranges(class_reduce_range, -(-n_bins // REDUCE_CHUNK), blocks, lanes, b0,
+                           c0, out)
+        return out
 
     # ③ ------------------------------------------------------------------------------
     def partition(self, rows, begins, ends, features, left_tables):
@@ -428,14 +626,15 @@ class CPUBackend(Backend):
 
     # the fused one-call grower (backends/cpu_grower.py): one in-core page only ----------
     def grow_fused(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,
-                   n_slots, cycles):
+                   n_slots, cycles, root=None):
         """One whole tree in one Numba call: the node arrays of ``Grower.finish_arrays``.
         ``layout``: (field offsets, value bins per field, is categorical, widest field);
-        ``p``: GrowParams; ``cycles[0..2]`` accumulate the cycles of ① ② ③."""
+        ``p``: GrowParams; ``cycles[0..2]`` accumulate the cycles of ① ② ③; ``root``: the
+        root's histogram (flat (g, h) pairs) if already built."""
         from .cpu_grower import grow_tree
 
         return grow_tree(*self._fused_args(rows, g, h, layout, tree_mask, keys, k_bynode, p,
-                                           max_leaves, cap, n_slots, cycles))
+                                           max_leaves, cap, n_slots, cycles, root))
 
     def fused_compiled(self, *args):
         """Whether ``grow_fused(*args)`` would run without compiling (``jit_cache``)."""
@@ -444,11 +643,11 @@ class CPUBackend(Backend):
         return is_compiled(grow_tree, self._fused_args(*args))
 
     def _fused_args(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,
-                    n_slots, cycles):
+                    n_slots, cycles, root=None):
         offsets, n_value_bins, is_cat, max_field_bins = layout
         return (self.bins_row, self.bins_col, g, h, rows, self._tmp, offsets, n_value_bins,
                 is_cat, tree_mask, keys, k_bynode, float(p.reg_lambda), float(p.reg_alpha),
                 float(p.min_child_weight), float(p.gamma), int(p.max_cat_to_onehot),
                 int(p.max_cat_threshold), p.grow_policy == "lossguide", int(p.max_depth),
                 int(max_leaves), cap, n_slots, self.total_bins, max_field_bins, cycles,
-                self.lanes)
+                self.lanes, _NO_ROOT if root is None else root)

@@ -67,10 +67,13 @@ def _subtract(pool2d, big, small):
 @njit(cache=True, nogil=True)
 def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask,
               keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
-              max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes):
+              max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes,
+              root):
     """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
     (feature, code, default_left, left, right, begin, end, G, H, gain, tables).
-    ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition."""
+    ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition.
+    ``root``: the root's histogram, flat (g, h) pairs, when the caller built it (the roots of
+    a multiclass round, ``cpu.class_root_histograms``), else empty."""
     feature = np.full(cap, -1, dtype=np.int64)
     code = np.zeros(cap, dtype=np.int64)
     dl = np.zeros(cap, dtype=np.bool_)
@@ -102,8 +105,11 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
     n_free -= 1
     slot[0] = free[n_free]
     c0 = cycles()
-    _build_hists(B, g, h, rows, np.zeros(1, np.int64), np.full(1, n, np.int64), offsets,
-                 pool2d, slot[:1].copy(), lanes)
+    if root.shape[0] > 0:
+        pool2d[slot[0]] = root
+    else:
+        _build_hists(B, g, h, rows, np.zeros(1, np.int64), np.full(1, n, np.int64), offsets,
+                     pool2d, slot[:1].copy(), lanes)
     prof[0] += cycles() - c0
     G0 = 0.0
     H0 = 0.0

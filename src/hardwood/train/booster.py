@@ -83,10 +83,9 @@ class Booster:
         for m in self.metric_names:
             M.get_metric(m)
             M.check_metric_for_objective(m, obj.name)
-        if obj.task == "multiclass":  # a label >= num_class would index past the outputs
-            for v in self.valid_sets:
-                if v is not train_set:
-                    obj.check_labels(v.label)
+        for v, name in zip(self.valid_sets, self.valid_names):
+            if v is not train_set:
+                _check_valid_labels(obj, v.label, name)
         if obj.task == "ranking":
             _check_queries(obj, train_set, self.valid_sets, self.valid_names, self.metric_names)
         self.params, self.obj, self.train_set, self.K, self.base = p, obj, train_set, K, base
@@ -215,12 +214,15 @@ class Booster:
                 sample = rows
                 grower, g, h = self._compacted(sample, g, h, K, weight)
                 rows = np.arange(sample.size, dtype=np.int32)
+            # the K trees all start from these rows: their roots' histograms in one pass
+            roots = None if self._dev else grower.class_roots(rows, g, h)
             for k in range(K):
                 tree_rows = rows if k == K - 1 else rows.copy()
                 gk, hk, pred_k = ((DeviceRow(self.pages.g, k), DeviceRow(self.pages.h, k),
                                    DeviceRow(self.pages.pred, k)) if self._dev
                                   else (g[k], h[k], self.pred[k]))
-                tree, binned, leaves = grower.grow(tree_rows, gk, hk, tree_mask)
+                tree, binned, leaves = grower.grow(tree_rows, gk, hk, tree_mask,
+                                                   None if roots is None else roots[k])
                 if grower is not self.grower:
                     leaves = _GlobalLeaves(leaves, sample)
                 t0 = time.perf_counter()
@@ -526,6 +528,26 @@ def _check_valid_sets(train_set, valid_sets, valid_names):
             raise ValueError(f"valid set {name!r} was binned on its own; build it with "
                              "hardwood.Dataset(X, y, reference=train_set)")
     return valid_sets, valid_names
+
+
+def _check_valid_labels(obj, y, name):
+    """A validation set's labels must lie where the objective's metrics can read them: a
+    binary label beyond [0, 1] gave a negative logloss and an AUC above 1 (and early stopping
+    followed them), a class code >= num_class would index past the outputs. One class is
+    enough in a validation set: training's "two classes at least" rule does not apply."""
+    if obj.task == "binary":
+        bad = (y < 0) | (y > 1)
+        wanted = "labels in [0, 1]"
+    elif obj.task == "multiclass":
+        bad = (y != np.floor(y)) | (y < 0) | (y >= obj.n_outputs)
+        wanted = f"integer labels in [0, num_class={obj.n_outputs})"
+    else:
+        return
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ValueError(f"valid set {name!r}: {obj.name} needs {wanted}, found {float(y[i]):g} "
+                         f"at row {i}; encode the validation labels as the training labels "
+                         "(GBDTClassifier does it)")
 
 
 def _classes_from_labels(y, objective):

@@ -168,25 +168,48 @@ class Grower:
             slots = leaves + 1
         return 2 * leaves - 1, slots
 
-    def grow(self, rows, g, h, tree_mask):
+    def _fusable(self):
+        return (getattr(self.backend, "grow_fused", None) is not None
+                and self.pages.n_pages == 1 and self.pages.in_core
+                and (self._fast_shape() is not None or self.p.grow_policy == "lossguide"))
+
+    def class_roots(self, rows, g, h):
+        """① The root histograms of the trees of a round that all start from ``rows``, one
+        per row of ``g`` and ``h`` ((K, n)), built in one pass (``class_root_histograms``):
+        a (K, 2 * total_bins) array for ``grow(..., root=roots[k])``, or None where the
+        pages do not offer it (several pages, pages out of core, other backends). The trees
+        are those grown without it, bit for bit."""
+        be = self.backend
+        if (g.shape[0] < 2 or getattr(be, "class_root_histograms", None) is None
+                or self.pages.n_pages != 1 or not self.pages.in_core):
+            return None
+        t0 = time.perf_counter()
+        # the fused grower's prange kernel after its own (see cpu.add_values_blocks), else
+        # serial kernels on Python threads (the learner compiles no prange kernel)
+        fused = self._fusable() and FUSED is not False and (FUSED is True or bool(self._fused))
+        roots = be.class_root_histograms(rows, g, h, parallel=fused)
+        self.profile.add("histogram", t0)
+        return roots
+
+    def grow(self, rows, g, h, tree_mask, root=None):
         """One tree over ``rows`` (ascending row ids; reordered in place). Returns (Tree,
-        BinnedTree, leaves: ``leaves.add(values, pred)`` adds each leaf's value to its rows)."""
+        BinnedTree, leaves: ``leaves.add(values, pred)`` adds each leaf's value to its rows).
+        ``root``: the root's histogram of ``rows`` under (g, h), a row of ``class_roots``,
+        or None (built here)."""
         shape = self._fast_shape()
         avail = int(tree_mask.sum())
         p = self.p
         k = avail if p.colsample_bynode >= 1.0 else max(1, int(p.colsample_bynode * avail))
         keys = NodeKeys(self.rng, self.d, k, tree_mask)
         self.trees_left = max(0, self.trees_left - 1)
-        fusable = (getattr(self.backend, "grow_fused", None) is not None
-                   and self.pages.n_pages == 1 and self.pages.in_core
-                   and (shape is not None or p.grow_policy == "lossguide"))
+        fusable = self._fusable()
         if fusable and self._take_fused(rows, g, h, tree_mask, keys):
             if shape is not None:
-                return self._grow_fast(rows, g, h, tree_mask, keys, *shape)
-            return self._grow_fast_unbounded(rows, g, h, tree_mask, keys)
+                return self._grow_fast(rows, g, h, tree_mask, keys, *shape, root=root)
+            return self._grow_fast_unbounded(rows, g, h, tree_mask, keys, root)
         t0 = time.perf_counter()
         with CompileClock() as compiling:
-            out = self.learner.grow(rows, g, h, tree_mask, keys)
+            out = self.learner.grow(rows, g, h, tree_mask, keys, root)
         if fusable:
             spent = max(0.0, time.perf_counter() - t0 - compiling.seconds)
             CLOCK.add(spent)
@@ -210,7 +233,7 @@ class Grower:
     def _layout(self):
         return self.offsets, self.n_value_bins, self.is_cat, self.max_field_bins
 
-    def _grow_fast_unbounded(self, rows, g, h, tree_mask, keys):
+    def _grow_fast_unbounded(self, rows, g, h, tree_mask, keys, root=None):
         """Lossguide with no leaf bound on the fused grower: grow with room for ``L`` leaves;
         a tree that stops short of ``L`` is the unbounded tree, one that fills them is grown
         again with four times the room (from the same rows, in the same order). The learner
@@ -222,21 +245,22 @@ class Grower:
         while True:
             if (leaves + 1) * pool_bytes > UNBOUNDED_POOL_BYTES:
                 rows[:] = first
-                return self.learner.grow(rows, g, h, tree_mask, keys)
+                return self.learner.grow(rows, g, h, tree_mask, keys, root)
             out = self._grow_fast(rows, g, h, tree_mask, keys, 2 * leaves - 1, leaves + 1,
-                                  max_leaves=leaves)
+                                  max_leaves=leaves, root=root)
             if out[0].n_leaves < leaves or leaves > n:
                 return out
             rows[:] = first
             leaves *= 4
 
-    def _grow_fast(self, rows, g, h, tree_mask, keys, cap, n_slots, max_leaves=None):
+    def _grow_fast(self, rows, g, h, tree_mask, keys, cap, n_slots, max_leaves=None,
+                   root=None):
         p = self.p
         be = self.backend
         max_leaves = int(p.max_leaves) if max_leaves is None else max_leaves
         t0 = time.perf_counter()
         out = be.grow_fused(rows, g, h, self._layout(), tree_mask, keys.ensure(cap), keys.k, p,
-                            max_leaves, cap, n_slots, self._cycles)
+                            max_leaves, cap, n_slots, self._cycles, root=root)
         t1 = time.perf_counter()
         # split the wall time of the call over ① ② ③ by the cycles counted inside it
         spent = self._cycles * seconds_per_cycle()

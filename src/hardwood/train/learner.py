@@ -90,14 +90,15 @@ class TreeLearner:
         self.pages = pages
         self.gw = grower  # the Grower: parameters, field layout, profile, tree output
 
-    def grow(self, rows, g, h, tree_mask, keys):
+    def grow(self, rows, g, h, tree_mask, keys, root=None):
         """One tree over ``rows`` (ascending global row ids). Returns (Tree, BinnedTree,
-        PageLeaves)."""
+        PageLeaves). ``root``: the root's histogram (flat (g, h) pairs) if already built."""
         gw, pages = self.gw, self.pages
         nodes = _Nodes()
         n = pages.start(rows)
         t0 = time.perf_counter()
-        root_hist = pages.histograms([0], g, h)
+        root_hist = (pages.histograms([0], g, h) if root is None
+                     else root.reshape(1, -1, 2))
         gw.profile.add("histogram", t0)
         off0, off1 = int(gw.bm.offsets[0]), int(gw.bm.offsets[1])
         G = float(root_hist[0, off0:off1, 0].sum())

@@ -142,3 +142,16 @@ def test_regression_metric_on_multiclass_is_refused_up_front():
         with pytest.raises(ValueError, match=f"eval_metric '{metric}'.*multi:softprob"):
             hardwood.train({"objective": "multi:softprob", "eval_metric": metric}, train_set,
                            num_boost_round=2, valid_sets=[train_set])
+
+
+# -- hardwood.load on a peer's model file says to import it ------------------------------------
+def test_load_of_an_xgboost_or_lightgbm_file_says_to_import_it(tmp_path):
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _xy()
+    xgb.train({"max_depth": 2}, xgb.DMatrix(X, y), 2).save_model(str(tmp_path / "x.json"))
+    lgb.train({"verbose": -1}, lgb.Dataset(X, y), 2).save_model(str(tmp_path / "l.txt"))
+    for name, lib in (("x.json", "XGBoost"), ("l.txt", "LightGBM")):
+        with pytest.raises(hardwood.ModelFormatError, match=f"{lib}.*hardwood.import_model"):
+            hardwood.load(str(tmp_path / name))
+        assert isinstance(hardwood.import_model(str(tmp_path / name)), hardwood.Model)

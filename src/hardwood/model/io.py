@@ -338,7 +338,9 @@ def model_from_dict(d: dict):
     if not isinstance(d, dict):
         _fail("the top level must be a JSON object")
     if d.get("format") != FORMAT:
-        _fail(f"'format' is {_short(d.get('format'))}, expected {FORMAT!r}")
+        hint = ("; this is an XGBoost model: read it with hardwood.import_model"
+                if "learner" in d and "format" not in d else "")
+        _fail(f"'format' is {_short(d.get('format'))}, expected {FORMAT!r}{hint}")
     version = d.get("version")
     if not isinstance(version, int) or isinstance(version, bool):
         _fail("'version' must be an integer")
@@ -426,6 +428,9 @@ def load_model(path_or_text):
     try:
         d = json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as e:
+        if text.startswith("tree\n") or text.startswith("tree\r\n"):
+            raise ModelFormatError("invalid hardwood model: this is a LightGBM text model; "
+                                   "read it with hardwood.import_model") from None
         raise ModelFormatError(f"invalid hardwood model: not valid JSON ({e.msg} at line "
                                f"{e.lineno}, column {e.colno}); the file may be truncated") from None
     except RecursionError:

@@ -101,16 +101,16 @@ def _edges_of_fields(Xs, fields, max_value_bins, weights):
 
 @njit(cache=True, nogil=True)
 def _gather_columns(X, cols, out):
-    """``out[k] = X[:, cols[k]]`` for a C-ordered ``X``, one pass over its rows (numpy's
-    transposing copy took 3x as long on a 50k x 3072 float32 matrix)."""
+    """``out[k] = X[:, cols[k]]`` for a C-ordered ``X``, in one pass over its rows (numpy's
+    transposing copy is slower)."""
     for i in range(X.shape[0]):
         for k in range(cols.size):
             out[k, i] = X[i, cols[k]]
 
 
 def _sorted_values(v):
-    """``np.sort(v)`` of NaN-free float32/float64 values, by ``_radix_sort`` (on 50k float32
-    values about 2.5x faster than ``np.sort``). Values that compare equal have the same bits,
+    """``np.sort(v)`` of NaN-free float32/float64 values, by ``_radix_sort`` (faster: see
+    benchmarks/README.md, wide binning). Values that compare equal have the same bits,
     except 0.0 and -0.0, whose order within their run ``np.sort`` leaves to its algorithm (the
     first of a run is the distinct value kept): values holding both are sorted by ``np.sort``."""
     if v.dtype not in (np.float32, np.float64):
@@ -459,8 +459,9 @@ def bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop):
 # Dense binning runs in tiles: BIN_FIELDS fields x BIN_TILE rows at a time, field by field.
 # A field's cell table and edges (~10 KB) stay in L1 over the tile's rows, the tile's rows of
 # X in L2 over its fields, and their pages in the TLB. (Row by row over every field, a wide
-# matrix's 3,072 tables, 30 MB, missed the caches at nearly every value.) A task is
-# BIN_ROWS rows of one block of fields, so that wide matrices split into many tasks too.
+# matrix's tables missed the caches at nearly every value: benchmarks/README.md, wide
+# binning.) A task is BIN_ROWS rows of one block of fields, so that wide matrices split into
+# many tasks too.
 BIN_FIELDS = 16
 BIN_TILE = 512
 BIN_ROWS = 16384

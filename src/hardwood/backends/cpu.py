@@ -172,17 +172,22 @@ def reduce_range(t0, t1, blocks, seg_first, pool2d, dst, lanes):
     their lanes)``, task t being segment ``t // n_chunks``'s bins of chunk ``t % n_chunks``."""
     width = pool2d.shape[1]
     n_chunks = (width + REDUCE_CHUNK - 1) // REDUCE_CHUNK
+    acc = np.empty(REDUCE_CHUNK)
     for t in range(t0, t1):
         s = t // n_chunks
         c0 = (t % n_chunks) * REDUCE_CHUNK
-        c1 = min(width, c0 + REDUCE_CHUNK)
+        m = min(width, c0 + REDUCE_CHUNK) - c0
         row = pool2d[dst[s]]
-        for c in range(c0, c1):
-            acc = 0.0
-            for k in range(seg_first[s], seg_first[s + 1]):
-                for lane in range(lanes):
-                    acc += blocks[k, lane * width + c]
-            row[c] = acc
+        # each bin's sum over the blocks in block order, lanes inner; the chunk's bins side
+        # by side, so that the loads run along each block (vectorised) and not across them
+        acc[:m] = 0.0
+        for k in range(seg_first[s], seg_first[s + 1]):
+            for lane in range(lanes):
+                at = lane * width + c0
+                for c in range(m):
+                    acc[c] += blocks[k, at + c]
+        for c in range(m):
+            row[c0 + c] = acc[c]
 
 
 def reduce_tasks(seg_first, width):

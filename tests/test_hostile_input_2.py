@@ -155,3 +155,23 @@ def test_load_of_an_xgboost_or_lightgbm_file_says_to_import_it(tmp_path):
         with pytest.raises(hardwood.ModelFormatError, match=f"{lib}.*hardwood.import_model"):
             hardwood.load(str(tmp_path / name))
         assert isinstance(hardwood.import_model(str(tmp_path / name)), hardwood.Model)
+
+
+# -- frame columns: dates are refused, pandas sparse columns are read ------------------------
+def test_date_columns_are_refused_and_sparse_columns_read():
+    import pandas as pd
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"a": rng.normal(size=100), "b": rng.normal(size=100)})
+    model = hardwood.train({"max_depth": 2}, hardwood.Dataset(df, df.a * 2), num_boost_round=2)
+    dates = df.assign(b=pd.date_range("2000", periods=100, tz="UTC"))
+    # a date column was read as nanoseconds since 1970: a silent wrong prediction
+    for bad in (dates, df.assign(b=pd.to_timedelta(np.arange(100), unit="s"))):
+        with pytest.raises(TypeError, match="column 'b' has dtype .*not numeric"):
+            model.predict(bad)
+        with pytest.raises(TypeError, match="column 'b' has dtype .*not numeric"):
+            hardwood.Dataset(bad, df.a)
+    # pandas sparse columns: an AttributeError ('SparseDtype' has no itemsize)
+    sparse = df.astype(pd.SparseDtype(float, 0.0))
+    np.testing.assert_array_equal(model.predict(sparse), model.predict(df))
+    m2 = hardwood.train({"max_depth": 2}, hardwood.Dataset(sparse, df.a * 2), num_boost_round=2)
+    np.testing.assert_array_equal(m2.predict(df), model.predict(df))

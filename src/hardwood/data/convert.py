@@ -475,6 +475,13 @@ def _from_pandas(df, categorical_features, info, dtype, what):
             if _is_stringish(s.dtype):
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric; "
                                 "convert it with .astype('category') to use it as a categorical feature")
+            if isinstance(s.dtype, pd.SparseDtype):  # pandas sparse: its values, densified
+                s = s.sparse.to_dense()
+            if s.dtype.kind in "mM":
+                # XGBoost and LightGBM refuse them too; read as numbers they would be
+                # nanoseconds since 1970, far beyond every threshold learnt on other numbers
+                raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric; "
+                                "convert dates and durations to numbers yourself")
             if s.dtype.kind == "f" and s.dtype.itemsize == 8:
                 need64 = True  # as for a float64 numpy array: keep the values exact
             try:

@@ -275,3 +275,26 @@ def test_softmax_gradients_match_the_libm_softmax(weighted):
     ww = w if weighted else 1.0
     np.testing.assert_array_equal(g, ((p - t) * ww).astype(np.float32))
     np.testing.assert_array_equal(h, (np.maximum(2 * p * (1 - p), 1e-16) * ww).astype(np.float32))
+
+
+@pytest.mark.parametrize("lanes", [1, 2])
+def test_fused_histograms_of_one_block_nodes_equal_the_learners(lanes):
+    """The fused grower sums a node of one block (one lane) straight into its pool row and
+    reduces the others' blocks: the sums equal the learner backend's, which reduces every
+    block, bit for bit (mixed nodes: empty, one block, several blocks)."""
+    from hardwood.backends.cpu_grower import _build_hists
+
+    B, BC, offsets, rng = _binned(60_000, 5, 60, 9)
+    g = rng.standard_normal(B.shape[0]).astype(np.float32)
+    h = rng.random(B.shape[0]).astype(np.float32)
+    rows = np.sort(rng.choice(B.shape[0], 55_000, replace=False)).astype(np.int32)
+    begins = np.array([0, 10, 10, 3_000, 20_000])
+    ends = np.array([10, 10, 3_000, 20_000, 55_000])
+    tb = int(offsets[-1])
+    pool = np.full((6, 2 * tb), np.nan)
+    dst = np.array([5, 0, 3, 1, 4])
+    _build_hists(B, g, h, rows, begins, ends, offsets[:-1], pool, dst, lanes)
+    be = CPUBackend(B, BC, offsets, lanes=lanes)
+    own = be.build_histograms(rows, begins, ends, g, h)
+    for s, slot in enumerate(dst):
+        np.testing.assert_array_equal(pool[slot], own[s].reshape(-1), err_msg=f"node {s}")

@@ -140,13 +140,19 @@ def hist_block_range(k0, k1, B, g, h, rows, blk_begin, blk_end, offsets, groups,
 
 
 @njit(parallel=True, cache=True, nogil=True)
-def hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, out, lanes):
-    """Every block's histogram (``hist_block_range`` in parallel, for the fused grower)."""
-    groups = feature_groups(offsets, out.shape[1] // (2 * lanes))
+def hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, pool2d, target, lanes):
+    """Every block's histogram (``hist_block_range`` in parallel, for the fused grower): block
+    k into ``pool2d[target[k]]`` where ``target[k] >= 0`` (the only block of its node, one
+    lane: its sums are the node's, with no buffer to clear and sum), else into
+    ``blocks[-target[k] - 1]`` (``lanes`` copies)."""
+    groups = feature_groups(offsets, pool2d.shape[1] // 2)
     for k in prange(blk_begin.shape[0]):
         kk = np.int64(k)
-        hist_block_range(kk, kk + 1, B, g, h, rows, blk_begin, blk_end, offsets, groups, out,
-                         lanes)
+        t = target[kk]
+        hb = pool2d[t] if t >= 0 else blocks[-t - 1]
+        hb[:] = 0.0
+        hist_rows(B, g, h, rows, blk_begin[kk], blk_end[kk], offsets, groups, hb,
+                  np.int64(1) if t >= 0 else lanes)
 
 
 def choose_lanes(bins_row, sample=20_000, share=0.05):

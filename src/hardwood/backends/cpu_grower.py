@@ -30,9 +30,32 @@ def _build_hists(B, g, h, rows, begins, ends, offsets, pool2d, dst, lanes):
         hist_serial(B, g, h, rows, begins[0], ends[0], offsets, pool2d[dst[0]])
         return
     blk_seg, blk_begin, blk_end, first = make_blocks(begins, ends, block_rows(begins, ends))
-    blocks = np.empty((blk_begin.shape[0], lanes * pool2d.shape[1]))
-    hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, lanes)
-    reduce_into(blocks, first, pool2d, dst, lanes)
+    # a node of one block (in one lane) is summed straight into its pool row: the same sums
+    # (a reduction of one block adds it to 0.0), without a block buffer to clear and copy
+    target = np.empty(blk_begin.shape[0], dtype=np.int64)
+    n_multi = 0
+    n_buf = 0
+    for s in range(n_seg):
+        if first[s + 1] - first[s] == 1 and lanes == 1:
+            target[first[s]] = dst[s]
+        else:
+            n_multi += 1
+            for k in range(first[s], first[s + 1]):
+                n_buf += 1
+                target[k] = -n_buf
+    blocks = np.empty((n_buf, lanes * pool2d.shape[1]))
+    hist_blocks(B, g, h, rows, blk_begin, blk_end, offsets, blocks, pool2d, target, lanes)
+    if n_multi == 0:
+        return
+    m_first = np.zeros(n_multi + 1, dtype=np.int64)
+    m_dst = np.empty(n_multi, dtype=np.int64)
+    i = 0
+    for s in range(n_seg):
+        if not (first[s + 1] - first[s] == 1 and lanes == 1):
+            m_first[i + 1] = m_first[i] + first[s + 1] - first[s]
+            m_dst[i] = dst[s]
+            i += 1
+    reduce_into(blocks, m_first, pool2d, m_dst, lanes)
 
 
 @njit(cache=True, nogil=True)

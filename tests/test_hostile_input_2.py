@@ -175,3 +175,13 @@ def test_date_columns_are_refused_and_sparse_columns_read():
     np.testing.assert_array_equal(model.predict(sparse), model.predict(df))
     m2 = hardwood.train({"max_depth": 2}, hardwood.Dataset(sparse, df.a * 2), num_boost_round=2)
     np.testing.assert_array_equal(m2.predict(df), model.predict(df))
+
+
+def test_forest_max_features_past_the_features_is_an_error():
+    """An integer max_features larger than the feature count was quietly capped; scikit-learn
+    refuses it (the user meant another data set or another count)."""
+    X = np.random.default_rng(0).normal(size=(40, 4))
+    y = (X[:, 0] > 0).astype(int)
+    with pytest.raises(ValueError, match=r"max_features must be in \(0, n_features=4\]"):
+        hardwood.RandomForestClassifier(n_estimators=2, max_features=10).fit(X, y)
+    hardwood.RandomForestClassifier(n_estimators=2, max_features=4).fit(X, y)

@@ -130,7 +130,10 @@ class _ForestBase(BaseEstimator):
             else:
                 bad("max_features", "'sqrt', 'log2', None, an integer >= 1 or a float in (0, 1]")
         elif _is_int(mf) and mf >= 1:
-            mtry = min(int(mf), n_features)
+            if mf > n_features:  # as scikit-learn: a count past the features is a mistake
+                raise ValueError(f"max_features must be in (0, n_features={n_features}], got "
+                                 f"{mf!r}")
+            mtry = int(mf)
         elif _is_real(mf) and not _is_int(mf) and 0.0 < mf <= 1.0:
             mtry = max(1, int(mf * n_features))
         else:

@@ -185,3 +185,14 @@ def test_forest_max_features_past_the_features_is_an_error():
     with pytest.raises(ValueError, match=r"max_features must be in \(0, n_features=4\]"):
         hardwood.RandomForestClassifier(n_estimators=2, max_features=10).fit(X, y)
     hardwood.RandomForestClassifier(n_estimators=2, max_features=4).fit(X, y)
+
+
+def test_vpred_width_must_be_one_of_the_widths():
+    """compile(..., v=0 / 2.5 / True) was taken as tuned, 2 or 1 without a word."""
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    m = hardwood.train({"max_depth": 2}, hardwood.Dataset(X, X[:, 0]), 2)
+    for v in (0, 2.5, True, 3, "4"):
+        with pytest.raises(ValueError, match="v must be None"):
+            hardwood.compile(m, runtime="vpred", v=v)
+    np.testing.assert_allclose(hardwood.compile(m, runtime="vpred", v=4).predict(X),
+                               m.predict(X), rtol=0, atol=1e-6)

@@ -189,7 +189,9 @@ class VPredRuntime(PredRuntime):
     runtime = "vpred"
 
     def __init__(self, model, iteration_range=None, tree_range=None, v=None):
-        self.v = 0 if v is None else int(v)
-        if self.v not in (0, 1, 2, 4, 8, 16, 32):
+        ok = v is None or (isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                           and int(v) in (1, 2, 4, 8, 16, 32))
+        if not ok:  # v=0, 2.5 or True were taken as "tuned", 2 or 1 without a word
             raise ValueError(f"v must be None (tuned) or one of 1, 2, 4, 8, 16, 32, got {v!r}")
+        self.v = 0 if v is None else int(v)
         CompiledModel.__init__(self, model, iteration_range, tree_range)

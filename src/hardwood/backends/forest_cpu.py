@@ -519,14 +519,7 @@ def pack_rows(bins_row, rows, w, yk, yv, is_reg):
     pk = np.empty(m if not is_reg else 0, dtype=np.int64)
     pv = np.empty(m if is_reg else 0)
     for p in prange(m):
-        r = rows[p]
-        for f in range(d):
-            pb[p, f] = bins_row[r, f]
-        pw[p] = w[r]
-        if is_reg:
-            pv[p] = yv[r]
-        else:
-            pk[p] = yk[r]
+        _move_record(bins_row, w, yk, yv, rows[p], pb, pw, pk, pv, p, d, is_reg)
     return (pb, pw, pk, pv, np.empty_like(pb), np.empty_like(pw), np.empty_like(pk),
             np.empty_like(pv))
 

@@ -196,3 +196,21 @@ def test_vpred_width_must_be_one_of_the_widths():
             hardwood.compile(m, runtime="vpred", v=v)
     np.testing.assert_allclose(hardwood.compile(m, runtime="vpred", v=4).predict(X),
                                m.predict(X), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("runtime", ["auto", "naive", "struct+", "pred", "vpred", "codegen"])
+def test_compiled_runtimes_pickle(runtime):
+    """A compiled runtime pickles (it raised "cannot pickle 'module' object"): as its model,
+    runtime, trees and vpred's width, compiled again on load."""
+    import pickle
+
+    X = np.random.default_rng(0).normal(size=(200, 4))
+    m = hardwood.train({"max_depth": 3, "objective": "binary:logistic"},
+                       hardwood.Dataset(X, (X[:, 0] > 0).astype(float)), 4)
+    kw = {"v": 4, "iteration_range": (1, 3)} if runtime == "vpred" else {}
+    c = hardwood.compile(m, runtime=runtime, **kw)
+    back = pickle.loads(pickle.dumps(c))
+    assert back.runtime == runtime and (back.t0, back.t1) == (c.t0, c.t1)
+    np.testing.assert_array_equal(back.predict(X), c.predict(X))
+    if runtime == "vpred":
+        assert back.v == 4

@@ -144,6 +144,13 @@ class CompiledModel:
             self._warm()
         self.compile_seconds = time.perf_counter() - t0
 
+    def __reduce__(self):
+        """Pickled as what it was compiled from (the model, the runtime, the trees, vpred's
+        width); unpickling compiles again, from Numba's cache where it can: kernels and
+        generated code do not pickle."""
+        v = getattr(self, "v", 0) or None
+        return make, (self.model, self.runtime, None, v, (self.t0, self.t1))
+
     def __repr__(self):
         return (f"<hardwood compiled model runtime={self.runtime!r} trees={self.t1 - self.t0} "
                 f"compile_seconds={self.compile_seconds:.3f}>")

@@ -55,7 +55,7 @@ def main():
         sh(os.path.join(BIN, "hardwood"), "demo", *rest)
     elif cmd == "test":
         ensure_env("test")
-        own = any(a == "-n" or a.startswith(("-n", "--numprocesses")) for a in rest)
+        own = any(a.startswith(("-n", "--numprocesses")) for a in rest)
         workers = [] if own else ["-n", str(min(2, os.cpu_count() or 1)), "--dist", "loadfile"]
         sh(PY, "-m", "pytest", "-q", *workers, *rest, cwd=ROOT)
     elif cmd == "bench":

@@ -591,7 +591,7 @@ def _forest_fit(self, X, y, sample_weight=None):
     self.forest_ = forest
     self.feature_importances_ = forest.feature_importances()
     self._seed = first._seed
-    if self._classify:
+    if self._classify:  # the shares were fitted on the class codes: their classes_ are codes
         self.classes_, self.n_classes_ = classes, int(classes.size)
     return self
 

@@ -26,7 +26,7 @@ class CPUEngine:
         self.data, self.p, self.rows, self.w, self.w_root = data, p, rows, w, w_root
         self.tmp = np.empty_like(rows)
         self.flags = np.empty(rows.shape[0], dtype=np.bool_)
-        self.packed = None  # pack_rows' records, made by the first breadth-first level
+        self.records = None  # what breadth-first levels read: made by the first one
 
     def totals(self, b0, b1):
         d = self.data
@@ -69,23 +69,23 @@ class CPUEngine:
         work = int((end - begin).sum())
         kern = K.bf_level if (work >= SERIAL_WORK and n_threads() > 1) else K.bf_level_serial
         maxn = int((end - begin).max())
-        if self.packed is None and d.bins_row.shape[1] <= PACK_MAX_FIELDS:
-            self.packed = K.pack_rows(d.bins_row, self.rows, self.w, d.yk, d.yv, d.is_reg)
-        if self.packed is not None:
-            bins, w, yk, yv, *scratch = self.packed
-        else:
-            bins, w, yk, yv, scratch = d.bins_row, self.w, d.yk, d.yv, _scratch_like(d)
+        if self.records is None:
+            self.records = self._records()
+        packed, (bins, w, yk, yv, *scratch) = self.records
         kern(bins, self.rows, self.tmp, w, yk, yv, d.is_reg, d.C, d.nv,
              d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
              p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.criterion,
-             p.min_impurity_decrease, self.w_root, n_chunks(s), *out,
-             self.packed is not None, *scratch)
+             p.min_impurity_decrease, self.w_root, n_chunks(s), *out, packed, *scratch)
 
-
-def _scratch_like(d):
-    """Empty scratch of the packed records' types (the unpacked kernel never touches it)."""
-    return [np.zeros((0, 0), d.bins_row.dtype), np.zeros(0), np.zeros(0, np.int64),
-            np.zeros(0)]
+    def _records(self):
+        """(packed, (bins, w, yk, yv, and the partitions' scratch of the same types)):
+        ``forest_cpu.pack_rows``' records for rows of at most PACK_MAX_FIELDS fields, else
+        the data itself, read through the row numbers (with empty scratch)."""
+        d = self.data
+        if d.bins_row.shape[1] <= PACK_MAX_FIELDS:
+            return True, K.pack_rows(d.bins_row, self.rows, self.w, d.yk, d.yv, d.is_reg)
+        return False, (d.bins_row, self.w, d.yk, d.yv, np.zeros((0, 0), d.bins_row.dtype),
+                       np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
 
 
 def is_leaf(T, n, depth, C, p):

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -47,22 +48,21 @@ def default_small_rows(n_rows, n_features, n_workers):
     return int(max(4096, min(share, SUBTREE_BYTES // max(1, n_features))))
 
 
-def grow_subtrees(meta, data_meta, tp, *parts):
+def grow_subtrees(meta, data, tp, *parts):
     """Each node's subtree (a trimmed NodeBuilder), grown from its rows gathered from every
     partition (``parts``: one list of ``node_rows`` per partition, in partition order).
-    ``meta``: (key, depth, root weight of its tree) of each node."""
-    nv, edges_flat, edge_offsets, is_cat, is_reg, n_classes = data_meta
+    ``meta``: (key, depth, root weight of its tree) of each node; ``data``: the GrowData
+    without rows (its bin mapper's arrays, task and classes)."""
     out = []
     for k, (key, depth, w_root) in enumerate(meta):
         bins_row = np.ascontiguousarray(np.concatenate([p[k][0] for p in parts]))
-        yk = np.concatenate([p[k][1] for p in parts])
-        yv = np.concatenate([p[k][2] for p in parts])
+        rows_data = replace(data, bins_col=np.ascontiguousarray(bins_row.T), bins_row=bins_row,
+                            yk=np.concatenate([p[k][1] for p in parts]),
+                            yv=np.concatenate([p[k][2] for p in parts]))
         w = np.concatenate([p[k][3] for p in parts])
-        data = GrowData(np.ascontiguousarray(bins_row.T), bins_row, nv, edges_flat,
-                        edge_offsets, is_cat, is_reg, n_classes, yk, yv)
         rows = np.arange(bins_row.shape[0], dtype=np.int32)
         with threads(1):
-            b = grow_nodes(data, tp, rows, w, np.uint64(key), depth0=int(depth),
+            b = grow_nodes(rows_data, tp, rows, w, np.uint64(key), depth0=int(depth),
                            w_root=float(w_root))
         out.append(b.trimmed())
     return out
@@ -85,14 +85,10 @@ class DaskForestGrower:
         self.P = len(self.parts)
         self.log = []
         self._step = 0
-        n_workers = max(1, len(client.scheduler_info()["workers"]))
-        self.n_workers = n_workers
-        d = meta.bins_col.shape[0]
+        self.n_workers = max(1, len(client.scheduler_info()["workers"]))
         self.small = int(small_rows if small_rows is not None else
-                         default_small_rows(self.n, d, n_workers))
+                         default_small_rows(self.n, meta.bins_col.shape[0], self.n_workers))
         self.labels = self._each("labels", labels_part, Per(labels), bool(meta.is_reg))
-        self.data_meta = (meta.nv, meta.edges_flat, meta.edge_offsets, meta.is_categorical,
-                          meta.is_reg, meta.n_classes)
 
     def _each(self, what, fn, *args, n=None):
         self._step += 1
@@ -229,7 +225,7 @@ class DaskForestGrower:
             meta = [(int(trees[s][0].key[i]), int(trees[s][0].depth[i]), trees[s][1])
                     for s, i in group]
             self._step += 1
-            fut = self.client.submit(grow_subtrees, meta, self.data_meta, self.tp, *rows,
+            fut = self.client.submit(grow_subtrees, meta, self.meta, self.tp, *rows,
                                      key=f"hardwood-forest-subtrees-{self.tag}-{self._step}")
             out.append((group, fut))
         return out

@@ -153,7 +153,9 @@ class _GBDTBase(BaseEstimator):
         return p
 
     # -- data -------------------------------------------------------------------------
-    def _validate_fit_data(self, X, y, sample_weight, y_numeric):
+    def _validate_fit_data(self, X, y, sample_weight, y_numeric, drop_zero_weight=True):
+        """``drop_zero_weight=False``: the caller drops the rows of weight 0 itself
+        (:meth:`_drop_zero_weight_rows`), after reading what it needs of all the labels."""
         if isinstance(X, Dataset):
             return self._dataset_fit_data(X, y, sample_weight)
         if _is_dataframe(X):
@@ -167,12 +169,20 @@ class _GBDTBase(BaseEstimator):
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                  ensure_non_negative=True)
-            keep = sample_weight > 0
-            if not keep.any():
+            if not (sample_weight > 0).any():
                 raise ValueError("Sample weights must contain at least one non-zero number.")
-            if not keep.all() and not self._keeps_rows:  # weight 0 == row left out
-                X, y, sample_weight = _take_rows(X, keep), y[keep], sample_weight[keep]
+            if drop_zero_weight:
+                X, y, sample_weight = self._drop_zero_weight_rows(X, y, sample_weight)
         return X, y, sample_weight
+
+    def _drop_zero_weight_rows(self, X, y, sample_weight):
+        """Leave out the rows of weight 0 (a weight of 0 is the same as leaving the row out)."""
+        if sample_weight is None or self._keeps_rows or isinstance(X, Dataset):
+            return X, y, sample_weight
+        keep = sample_weight > 0
+        if keep.all():
+            return X, y, sample_weight
+        return _take_rows(X, keep), y[keep], sample_weight[keep]
 
     def _dataset_fit_data(self, ds, y, sample_weight):
         """A Dataset brings its labels and weights; the estimator records its features."""
@@ -326,15 +336,20 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         it)."""
         if self.objective is not None:
             _objective_for(self, self.objective, ("binary", "multiclass"))
-        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False)
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False,
+                                                      drop_zero_weight=False)
         check_classification_targets(y)
+        # classes_ come from all the labels, as scikit-learn's and XGBoost's: a class whose rows
+        # all weigh 0 keeps its column in predict_proba (of probability near 0)
         le = LabelEncoder()
         y_enc = le.fit_transform(y)
         classes = le.classes_
-        if len(classes) < 2:
+        weighed = classes if sample_weight is None else np.unique(y[sample_weight > 0])
+        if len(weighed) < 2:
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the "
                              f"data (with non-zero weight), but the data contains only one class:"
-                             f" {classes[0]!r}")
+                             f" {weighed.tolist()[0]!r}")
+        X, y_enc, sample_weight = self._drop_zero_weight_rows(X, y_enc, sample_weight)
         self._label_encoder = le
         self.classes_ = classes
         self.n_classes_ = len(classes)

@@ -29,3 +29,19 @@ def test_classifier_keeps_a_class_whose_rows_all_weigh_zero():
     # still: fewer than two classes with weight is an error
     with pytest.raises(ValueError, match="only one class: 'a'"):
         hardwood.GBDTClassifier(n_estimators=2).fit(X, y, sample_weight=(y == "a") * 1.0)
+
+
+# -- binning a column of -inf and +inf ---------------------------------------------------------
+def test_bin_edges_of_minus_and_plus_inf_are_not_nan():
+    """-inf next to +inf gave a NaN edge (their midpoint), which no value is <=: the two
+    values fell in one bin, and the threshold saved was NaN."""
+    from hardwood.data.binning import BinMapper, edges_from_counts
+
+    e = edges_from_counts(np.array([-np.inf, np.inf]), None, 255)
+    assert not np.isnan(e).any() and e[0] < np.inf
+    x = np.array([-np.inf, np.inf, -np.inf, np.inf])[:, None]
+    bm = BinMapper(max_bin=16).fit(x, np.zeros(1, bool), np.zeros(1, np.int64))
+    bins = bm.transform(x)[0]
+    assert bins[0, 0] != bins[1, 0] and bins[0, 0] == bins[2, 0]
+    for b in range(len(bm.upper_edges[0]) - 1):
+        assert not np.isnan(bm.threshold(0, b))

@@ -188,9 +188,11 @@ def edges_from_counts(uniq, cum, max_value_bins):
         idx = np.unique(np.minimum(idx, uniq.size - 2))
         cut_after = idx
     lo, hi = uniq[cut_after], uniq[cut_after + 1]
-    edges = np.maximum(lo * 0.5 + hi * 0.5, lo)  # halves first: no overflow near +-DBL_MAX
-    # midpoint rounding can land on the upper value for adjacent doubles: then use the lower
-    edges = np.where(edges >= hi, lo, edges)
+    with np.errstate(invalid="ignore"):  # -inf next to +inf: their midpoint is NaN
+        edges = np.maximum(lo * 0.5 + hi * 0.5, lo)  # halves first: no overflow near +-DBL_MAX
+    # midpoint rounding can land on the upper value for adjacent doubles, and -inf's and
+    # +inf's midpoint is NaN: then use the lower
+    edges = np.where((edges >= hi) | np.isnan(edges), lo, edges)
     return np.append(edges, np.inf)
 
 

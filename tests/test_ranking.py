@@ -183,6 +183,40 @@ def test_ndcg_at_10_within_0_01_of_lightgbm_on_the_letor_data():
                                rec["valid_0"]["ndcg@10"][-1], rtol=1e-6)
 
 
+
+def test_xgboost_rank_ndcg_is_our_model_at_half_its_step():
+    """XGBoost's rank:ndcg doubles each pair's hessian (LightGBM's and ours do not), so its
+    model of (learning_rate, reg_lambda, min_child_weight) is ours of half of each, with
+    XGBoost's top-k of 32 pairs. On features of a dozen values (the same bins in both) the
+    two libraries then grow the same trees: predictions equal to float32 rounding."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(3)
+    nq, docs = 80, 25
+    X = rng.integers(0, 12, size=(nq * docs, 8)).astype(np.float64)
+    score = X[:, 0] - 0.5 * X[:, 1] + 0.3 * X[:, 2] * (X[:, 3] > 5) + rng.normal(scale=2,
+                                                                                size=len(X))
+    y = np.digitize(score, np.quantile(score, [0.5, 0.8, 0.95])).astype(np.float64)
+    g = np.full(nq, docs)
+    peer = xgb.XGBRanker(n_estimators=10, learning_rate=0.1, max_depth=3, reg_lambda=1.0,
+                         min_child_weight=1.0, objective="rank:ndcg", tree_method="hist",
+                         base_score=0.0, n_jobs=1).fit(X, y, group=g)
+    ours = hardwood.GBDTRanker(n_estimators=10, learning_rate=0.05, max_depth=3,
+                               reg_lambda=0.5, min_child_weight=0.5,
+                               lambdarank_truncation_level=32, n_jobs=1).fit(X, y, group=g)
+    np.testing.assert_allclose(ours.predict(X), peer.predict(X), rtol=0, atol=1e-6)
+    # XGBoost's name of the truncation level is an alias of ours
+    same = hardwood.train({"objective": "rank:ndcg", "learning_rate": 0.05, "max_depth": 3,
+                           "reg_lambda": 0.5, "min_child_weight": 0.5,
+                           "lambdarank_num_pair_per_sample": 32, "n_jobs": 1},
+                          hardwood.Dataset(X, y, group=g), num_boost_round=10)
+    np.testing.assert_array_equal(same.predict(X), ours.predict(X))
+    # the estimator passes its LambdaMART parameters on
+    short = hardwood.GBDTRanker(n_estimators=3, lambdarank_truncation_level=2, n_jobs=1)
+    assert short.get_params()["lambdarank_truncation_level"] == 2
+    assert not np.array_equal(short.fit(X, y, group=g).predict(X),
+                              hardwood.GBDTRanker(n_estimators=3, n_jobs=1)
+                              .fit(X, y, group=g).predict(X))
+
 # -- scikit-learn's estimator checks ---------------------------------------------------------
 class _OneQueryRanker(hardwood.GBDTRanker):
     """GBDTRanker for scikit-learn's generic checks, which fit ``(X, y)`` alone: without

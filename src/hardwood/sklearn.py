@@ -401,16 +401,56 @@ class GBDTRanker(_GBDTBase):
 
     ``fit(X, y, group=sizes)`` or ``fit(X, y, qid=ids)``: ``y`` holds integer relevance grades
     (0..30), the rows of a query are consecutive. ``predict`` returns scores (higher ranks
-    first). Extra LambdaMART parameters (``lambdarank_truncation_level``, ``lambdarank_norm``,
-    ``label_gain``, ``sigmoid``) go through ``hardwood.train``; the estimator keeps the
-    common ones. The default metric is ``ndcg@10``. Rows of weight 0 stay (a query is a run
-    of rows). ``fit`` requires the queries, so scikit-learn's generic estimator checks run
-    with all rows as one query (``tests/test_ranking.py``); all pass but the two that take a
-    row's weight for its repetition, which ranking cannot honour (a repeated row adds pairs
-    and changes its query's ideal DCG; a weight scales the row's lambda gradients).
+    first). The LambdaMART parameters are LightGBM's: ``lambdarank_truncation_level`` (pairs
+    need a row ranked within it; XGBoost's ``lambdarank_num_pair_per_sample`` of its default
+    ``topk`` method), ``lambdarank_norm``, ``label_gain`` (default 2^grade - 1) and ``sigmoid``
+    (see :mod:`hardwood.ranking`). The default metric is ``ndcg@10``. Rows of weight 0 stay (a
+    query is a run of rows).
+
+    The gradients are LightGBM's. XGBoost's ``rank:ndcg`` doubles each pair's hessian, so its
+    Newton steps are half as long: XGBoost's model of ``learning_rate``, ``reg_lambda``,
+    ``min_child_weight`` is hardwood's of half of each, with ``lambdarank_truncation_level=32``
+    (``benchmarks/rank_vs_peers.py``, ``tests/test_ranking.py``).
+
+    ``fit`` requires the queries, so scikit-learn's generic estimator checks run with all rows
+    as one query (``tests/test_ranking.py``); all pass but the two that take a row's weight
+    for its repetition, which ranking cannot honour (a repeated row adds pairs and changes its
+    query's ideal DCG; a weight scales the row's lambda gradients).
     """
 
     _keeps_rows = True
+
+    def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=None, max_leaves=0,
+                 grow_policy="depthwise", min_child_weight=1.0, reg_lambda=1.0, reg_alpha=0.0,
+                 gamma=0.0, max_bin=256, subsample=1.0, colsample_bytree=1.0,
+                 colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
+                 early_stopping_rounds=None, base_score=None, categorical_features=None,
+                 n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
+                 top_rate=None, other_rate=None, device="cpu", lambdarank_truncation_level=30,
+                 lambdarank_norm=True, label_gain=None, sigmoid=1.0):
+        super().__init__(
+            n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
+            max_leaves=max_leaves, grow_policy=grow_policy, min_child_weight=min_child_weight,
+            reg_lambda=reg_lambda, reg_alpha=reg_alpha, gamma=gamma, max_bin=max_bin,
+            subsample=subsample, colsample_bytree=colsample_bytree,
+            colsample_bynode=colsample_bynode, max_cat_to_onehot=max_cat_to_onehot,
+            objective=objective, eval_metric=eval_metric,
+            early_stopping_rounds=early_stopping_rounds, base_score=base_score,
+            categorical_features=categorical_features, n_jobs=n_jobs,
+            random_state=random_state, verbose=verbose, sampling_method=sampling_method,
+            top_rate=top_rate, other_rate=other_rate, device=device)
+        self.lambdarank_truncation_level = lambdarank_truncation_level
+        self.lambdarank_norm = lambdarank_norm
+        self.label_gain = label_gain
+        self.sigmoid = sigmoid
+
+    def _train_params(self, objective) -> dict:
+        p = super()._train_params(objective)
+        p.update(lambdarank_truncation_level=self.lambdarank_truncation_level,
+                 lambdarank_norm=self.lambdarank_norm, sigmoid=self.sigmoid)
+        if self.label_gain is not None:
+            p["label_gain"] = self.label_gain
+        return p
 
     def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None,
             eval_group=None, eval_qid=None, verbose=False):

@@ -57,6 +57,8 @@ ALIASES = {
     "nthread": "n_jobs", "num_threads": "n_jobs", "n_threads": "n_jobs",
     "metric": "eval_metric", "num_classes": "num_class",
     "verbosity": "verbose", "max_bins": "max_bin",
+    # XGBoost's name of the top-k truncation of its default lambdarank_pair_method 'topk'
+    "lambdarank_num_pair_per_sample": "lambdarank_truncation_level",
     "tree_method": None,  # accepted and ignored: hardwood always trains on histograms
 }
 

@@ -45,3 +45,23 @@ def test_bin_edges_of_minus_and_plus_inf_are_not_nan():
     assert bins[0, 0] != bins[1, 0] and bins[0, 0] == bins[2, 0]
     for b in range(len(bm.upper_edges[0]) - 1):
         assert not np.isnan(bm.threshold(0, b))
+
+
+# -- a LibSVM feature id near 1e8 --------------------------------------------------------------
+def test_libsvm_huge_feature_id_is_a_clear_error(tmp_path):
+    """A feature id of 1e8 made a column for every id up to it: 7 GB of names in the reader,
+    then a MemoryError (or the process killed) binning 1e8 fields."""
+    import scipy.sparse as sp
+
+    from hardwood.data.readers import read_libsvm
+
+    path = tmp_path / "hashed.svm"
+    path.write_text("1 1:0.5 3:1\n# a comment\n0 2:1 100000000:1\n")
+    with pytest.raises(ValueError, match=r"hashed\.svm.*feature id 100000000 \(data line 2\).*"
+                                         r"at most 4194304"):
+        read_libsvm(str(path))
+    # a matrix that wide is refused before anything per column is made
+    X = sp.csr_matrix((np.ones(2), np.array([0, 99_999_999]), np.array([0, 1, 2])),
+                      shape=(2, 100_000_000))
+    with pytest.raises(ValueError, match="X has 100000000 features.*at most 4194304"):
+        hardwood.Dataset(X, np.array([0.0, 1.0]))

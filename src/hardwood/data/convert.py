@@ -158,12 +158,26 @@ def _check_categorical_numeric(col, colname):
         raise ValueError(f"categorical feature {colname!r} has codes too large for int32")
 
 
+#: features of a training matrix (and of an imported model): each feature costs a bin mapper,
+#: a name and histogram slots, so a column count in the hundreds of millions (a LibSVM file's
+#: largest feature id, say) would exhaust the memory before training began
+MAX_FEATURES = 1 << 22
+
+
+def check_feature_count(n_features, what):
+    if n_features > MAX_FEATURES:
+        raise ValueError(f"{what} has {n_features} features (columns); hardwood trains on at "
+                         f"most {MAX_FEATURES} (2**22). Renumber sparse feature ids densely, "
+                         "or hash them into fewer columns")
+
+
 def _default_names(n_features):
     return [f"f{i}" for i in range(n_features)]
 
 
 def _training_names(feature_names, n_features):
     """The training matrix's feature names: the given ones (as strings), else f0, f1, ..."""
+    check_feature_count(n_features, "X")
     names = list(feature_names) if feature_names is not None else _default_names(n_features)
     if len(names) != n_features:
         raise ValueError(f"feature_names has {len(names)} names for {n_features} features")

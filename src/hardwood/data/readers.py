@@ -45,6 +45,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .convert import MAX_FEATURES
+
 FORMATS = ("csv", "parquet", "libsvm")
 _EXTENSIONS = {
     ".csv": "csv", ".tsv": "csv", ".txt": "csv",
@@ -561,6 +563,13 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
     if X.shape[0] == 0:
         raise ValueError(f"LibSVM file {path!r} has no data lines")
     X = X.tocsr()
+    if X.shape[1] > MAX_FEATURES + 1:  # before the names (one per column) are made
+        e = int(np.argmax(X.indices))
+        row = int(np.searchsorted(X.indptr, e, side="right"))
+        raise ValueError(f"LibSVM file {path!r} uses feature id {int(X.indices[e])} (data line "
+                         f"{row}): hardwood trains on at most {MAX_FEATURES} (2**22) features, "
+                         "and a file has a column for every id up to its largest. Renumber the "
+                         "ids densely, or hash them into fewer")
     if zero_based == "auto":
         zero_based = bool(X.nnz) and int(X.indices.min()) == 0
     if not zero_based:

@@ -11,6 +11,7 @@ import hardwood
 from hardwood.cli import main
 from hardwood.data.readers import (libsvm_qids, query_file_beside, read_group_file,
                                    read_table, read_table_with_queries)
+from hardwood.ranking import ranking_metric
 
 SHARED = os.path.join(os.path.dirname(__file__), "..", "..", "shared", "data")
 RANK_TRAIN = os.path.join(SHARED, "rank.train")
@@ -225,3 +226,46 @@ def test_cli_trains_on_shared_rank_train(tmp_path, capsys):
     assert "3005 rows x 300 features, 201 queries" in captured.out
     X, _, _ = read_table(RANK_TRAIN, fmt="libsvm")
     assert hardwood.load(out).predict(X).shape == (3005,)
+
+
+# -- hardwood predict ----------------------------------------------------------------------
+def test_cli_predict_scores_a_ranking_model_over_its_queries(tmp_path, capsys):
+    data = _write(tmp_path / "r.svm", _rank_lines(qid=True))
+    code, out = _train(tmp_path, "--data", data)
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    rng = np.random.default_rng(5)  # labels that only half follow the scores
+    test = _write(tmp_path / "t.svm", "".join(
+        f"{int(rng.integers(0, 4)) if rng.random() < 0.5 else line[0]}{line[1:]}\n"
+        for line in _rank_lines(n_queries=5, rows=8, seed=2).splitlines()))
+    pred = str(tmp_path / "p.csv")
+    # the queries from a --group file, from <data>.query, then none at all
+    sizes = _write(tmp_path / "sizes", "8\n" * 5)
+    assert main(["predict", "-m", out, "--data", test, "--group", sizes, "--out", pred]) == 0
+    said = capsys.readouterr().out
+    X, y, _ = read_table(test, fmt="libsvm", n_features=3)
+    ptr = np.arange(0, 41, 8)
+    p = hardwood.load(out).predict(X)
+    scores = {m: float(v) for m, v in re.findall(r"(\w+@\d+) ([0-9.e-]+)", said)}
+    assert set(scores) == {"ndcg@1", "ndcg@3", "ndcg@10", "map@10"}, said
+    for m, v in scores.items():
+        assert abs(v - ranking_metric(m, y, p, ptr)) < 1e-5, (m, v)
+    assert scores["ndcg@10"] < 1 and "5 queries" in said
+    _write(tmp_path / "t.svm.query", "8\n" * 5)
+    assert main(["predict", "-m", out, "--data", test, "--out", pred]) == 0
+    assert re.findall(r"(\w+@\d+) ([0-9.e-]+)", capsys.readouterr().out) == \
+        [(m, str(v)) for m, v in re.findall(r"(\w+@\d+) ([0-9.e-]+)", said)]
+    os.remove(tmp_path / "t.svm.query")
+    assert main(["predict", "-m", out, "--data", test, "--out", pred]) == 0
+    said = capsys.readouterr().out
+    assert "no ranking scores" in said and "--group FILE" in said
+    np.testing.assert_allclose(np.loadtxt(pred, skiprows=1), p, rtol=1e-6)
+    # groups that do not fit the rows, and groups for a model that does not rank
+    bad = _write(tmp_path / "bad", "8\n" * 4)
+    assert main(["predict", "-m", out, "--data", test, "--group", bad, "--out", pred]) == 2
+    assert "add up to 32 rows, but the data has 40" in capsys.readouterr().err
+    reg = str(tmp_path / "reg.json")
+    assert main(["train", "--data", test, "--rounds", "2", "-q", "--out", reg]) == 0
+    capsys.readouterr()
+    assert main(["predict", "-m", reg, "--data", test, "--group", sizes, "--out", pred]) == 2
+    assert "score a ranking model only" in capsys.readouterr().err

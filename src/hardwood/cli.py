@@ -6,7 +6,7 @@ page, ``hardwood.report``) and ``simulate`` (the Booster accelerator model, ``ha
     hardwood train --data rank.train --format libsvm --param objective=rank:ndcg
                    [--group FILE | --qid-column COL] [--valid-group FILE] --out model.json
     hardwood predict --model model.json --data test.csv [--label y]
-                     [--output value|raw|leaf] --out preds.csv
+                     [--output value|raw|leaf] [--group FILE | --qid-column COL] --out preds.csv
     hardwood demo [--rows N] [--threads N]
     hardwood report --model model.json [--data test.csv --label y] --out report.html
     hardwood simulate --preset paper [--json] [--plot DIR] | --data FILE ...
@@ -26,7 +26,9 @@ Ranking (``objective=rank:ndcg``, ``rank:pairwise``, ``lambdarank``): the query 
 ``--data`` (and ``--valid``) come from ``--group FILE`` (``--valid-group FILE``), a file of
 query sizes, one a line; else ``--qid-column COL`` (CSV/Parquet); else a LibSVM file's own
 ``qid:``; else ``<data>.query`` beside the data file (LightGBM's layout). Groups that do not
-fit the rows are an error naming the file.
+fit the rows are an error naming the file. ``predict`` of a ranking model finds the queries
+the same way (``--group``, ``--qid-column``) and prints NDCG@1, 3, 10 and MAP@10 against the
+labels; without queries it writes the scores and says why it printed none.
 """
 from __future__ import annotations
 
@@ -462,9 +464,20 @@ def cmd_predict(args) -> int:
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
     _check_out(args.out, "predictions", [("--model", args.model), ("--data", args.data)])
+    _check_out(args.out, "predictions", [("--group", args.group)])
     model = hardwood.load(args.model)
-    X, y, _, _ = _read(args.data, args.label, args.format, no_header=args.no_header,
-                       info=model.info, hint=False)
+    ranking = ALIASES.get(model.objective, model.objective) in names(task="ranking")
+    queries = None
+    if args.group or args.qid_column:
+        if not ranking:
+            raise CLIError("query groups (--group, --qid-column) score a ranking model only; "
+                           f"this model's objective is {model.objective!r}")
+        if args.group and args.qid_column:
+            raise CLIError("give the queries once: --group FILE or --qid-column COL")
+    if ranking:  # queries from the options, the file's qid:, or <data>.query
+        queries = dict(group_file=args.group, qid_column=args.qid_column)
+    X, y, _, found = _read(args.data, args.label, args.format, no_header=args.no_header,
+                           info=model.info, hint=False, queries=queries)
     X = _align(X, model.info, args.data)
     t0 = time.perf_counter()
     with threads(args.threads):
@@ -473,10 +486,15 @@ def cmd_predict(args) -> int:
     _write_predictions(args.out, pred, args.output)
     n = pred.shape[0]
     parts = [f"predicted {n} rows in {t_pred:.3f}s ({args.output})"]
-    if y is not None and args.label is not None and args.output == "value":
+    scored = args.label is not None or detect_format(args.data, args.format) == "libsvm"
+    if y is not None and scored and args.output == "value":
         from . import metrics as M
         w = np.ones(n)
+        if ranking:
+            parts += _ranking_scores(model, y, pred, found, args.data)
         for m in M.metrics_for_objective(model.objective):
+            if M.is_ranking(m):
+                continue
             try:
                 parts.append(f"{m} {_fmt_metric(M.get_metric(m)(y, pred, w))}")
             except (ValueError, IndexError):  # labels that do not fit the metric
@@ -485,6 +503,21 @@ def cmd_predict(args) -> int:
     print("hardwood: " + "; ".join(parts) + f"; written to {where}",
           file=sys.stderr if args.out == "-" else sys.stdout, flush=True)
     return 0
+
+
+def _ranking_scores(model, y, pred, queries, path):
+    """``hardwood predict``'s scores of a ranking model: NDCG@1, 3, 10 and MAP@10 over the
+    file's queries, with the model's ``label_gain``; a hint when the queries are unknown."""
+    from .ranking import check_ranking_labels, label_gains, ranking_metric
+
+    if queries is None:
+        return [f"no ranking scores: {path!r} has no query groups (give --group FILE or "
+                f"--qid-column COL, qid: in a LibSVM file, or {path + '.query'!r})"]
+    check_ranking_labels(y, "--label")
+    ptr = queries.boundaries(y.shape[0])
+    gain = label_gains(model.params, y)
+    return [f"{m} {_fmt_metric(ranking_metric(m, y, pred, ptr, gain))}"
+            for m in ("ndcg@1", "ndcg@3", "ndcg@10", "map@10")] + [f"{len(ptr) - 1} queries"]
 
 
 def cmd_demo(args) -> int:
@@ -632,6 +665,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads (default: all cores)")
     p.add_argument("--out", "-o", required=True, metavar="FILE",
                    help="CSV file for the predictions ('-' for stdout)")
+    p.add_argument("--group", metavar="FILE",
+                   help="ranking: the query sizes of --data, one a line, to score NDCG and "
+                        "MAP against --label (default: the file's qid:, else <data>.query)")
+    p.add_argument("--qid-column", metavar="COL",
+                   help="ranking: the CSV/Parquet column of query ids (taken out of the "
+                        "features)")
     p.set_defaults(func=cmd_predict)
 
     d = sub.add_parser("demo", help="train and predict on built-in synthetic data",

@@ -65,3 +65,24 @@ def test_libsvm_huge_feature_id_is_a_clear_error(tmp_path):
                       shape=(2, 100_000_000))
     with pytest.raises(ValueError, match="X has 100000000 features.*at most 4194304"):
         hardwood.Dataset(X, np.array([0.0, 1.0]))
+
+
+# -- forests: class_weight values ------------------------------------------------------------
+@pytest.mark.parametrize("bootstrap", [True, False])
+def test_forest_class_weight_must_be_finite_non_negative_and_leave_a_weight(bootstrap):
+    """A negative or NaN class weight trained silently without bootstrap (every prediction one
+    class) and failed in numpy's draw with it ("Probabilities are not non-negative"); +inf gave
+    NaN probabilities; weights that zero every row grew trees as if there were no weights."""
+    X, x0 = _xy()
+    y = (x0 > 0).astype(int)
+    for bad in (-1.0, np.nan, np.inf, None, "2"):
+        with pytest.raises(ValueError, match=r"class_weight\[0\] must be a finite number >= 0"):
+            hardwood.RandomForestClassifier(n_estimators=2, class_weight={0: bad},
+                                            bootstrap=bootstrap).fit(X, y)
+    for cw, sw in (({0: 0, 1: 0}, None), ({0: 0}, (y == 0) * 1.0)):
+        with pytest.raises(ValueError, match="gives every row weight 0"):
+            hardwood.RandomForestClassifier(n_estimators=2, class_weight=cw,
+                                            bootstrap=bootstrap).fit(X, y, sample_weight=sw)
+    p = hardwood.RandomForestClassifier(n_estimators=5, class_weight={0: 0.0, 1: 2},
+                                        bootstrap=bootstrap).fit(X, y).predict_proba(X)
+    assert np.isfinite(p).all() and p[:, 0].max() == 0.0  # class 0 never counts

@@ -180,6 +180,9 @@ class _ForestBase(BaseEstimator):
         rw = sample_weight
         if row_class_weight is not None:
             rw = row_class_weight if rw is None else rw * row_class_weight
+            if not np.any(rw > 0):  # (all equal, they would draw like no weights below)
+                raise ValueError("class_weight (with sample_weight) gives every row weight 0; "
+                                 "at least one class present in y needs a positive weight")
         if rw is not None and np.all(rw == rw[0]):
             rw = None  # equal weights draw like no weights (so sample_weight=ones == None)
         if self.bootstrap:
@@ -371,6 +374,10 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
                 if hit.size == 0:
                     raise ValueError(f"class_weight names label {lab!r}, which is not among the "
                                      f"classes {self.classes_.tolist()[:10]}")
+                if (not isinstance(val, numbers.Real) or isinstance(val, (bool, np.bool_))
+                        or not np.isfinite(val) or val < 0):
+                    raise ValueError(f"class_weight[{lab!r}] must be a finite number >= 0, got "
+                                     f"{val!r}")
                 per[hit[0]] = float(val)
             row_cw = per[y_enc]
         else:

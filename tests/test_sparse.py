@@ -152,6 +152,15 @@ def test_kernels_match_the_naive_twin():
     m2 = twin.partition(r2, begins, ends, feats, tables)
     np.testing.assert_array_equal(m1, m2)
     np.testing.assert_array_equal(r1, r2)
+    # ③ merges ascending rows with the split column; rows in any order are still right, and
+    # a popular field (long column) as much as a rare one
+    nnz_of = np.bincount(ds.sparse_bins.indices, minlength=40)
+    feats = np.array([int(nnz_of.argmax()), int(nnz_of.argmin()), 3])
+    for order in (rows.copy(), rng.permutation(rows)):
+        r1, r2 = order.copy(), order.copy()
+        np.testing.assert_array_equal(fast.partition(r1, begins, ends, feats, tables),
+                                      twin.partition(r2, begins, ends, feats, tables))
+        np.testing.assert_array_equal(r1, r2)
     with pytest.raises(ValueError, match="outside"):
         fast.build_histograms(rows, [0], [rows.size + 1], g, h)
     with pytest.raises(ValueError, match="feature out of range"):

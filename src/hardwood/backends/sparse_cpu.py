@@ -8,12 +8,12 @@ The bins are CSR: each row's entries off their field's *default bin* (the bin of
   accumulated: its sums are the node's totals minus the field's other bins
   (``fill_default_bins``), as LightGBM and XGBoost recover their zero bin. Blocks are summed
   per node in block order, so the sums do not depend on the thread count.
-③ ``partition``: each row of the nodes is marked with its node; each node's split field's
-  column (a CSC copy of the entries, made once) scatters its bins into a per-row scratch
-  for the rows marked with that node; a row not reached has the field's default bin. Then
-  the stable two-pass partition of ``cpu.py`` (its ``split_offsets`` and
-  ``copy_back_range``), and the scratch is cleared the same way. Cost: the nodes' rows plus
-  their split fields' entries (a binary search per row cost 35 ns a row; this, a few).
+③ ``partition``: each block of a node's rows finds its rows' bins of the node's split field
+  in the field's column (a CSC copy of the entries, made once): the column entries between
+  the block's least and greatest row mark, in a bitmap over the rows, the rows whose bin
+  goes the other way from the field's default bin; then the stable two-pass partition of
+  ``cpu.py`` (its ``split_offsets`` and ``copy_back_range``) with no branch per row. Cost:
+  the nodes' rows plus the column entries in their ranges, read in order.
 ⑤ ``add_leaf_values`` touches no bins (``cpu.py``'s kernel); ``predict_binned`` walks the tree
   finding a row's bin of a field by binary search in its entries (fields ascend in a row).
 
@@ -134,49 +134,66 @@ def csc_of(indptr, indices, bins, n_features):
     return colptr, colrow, colbin
 
 
-@njit(cache=True, nogil=True)
-def mark_nodes_range(k0, k1, rows, blk_seg, blk_begin, blk_end, node_of):
-    """Blocks ``k0 .. k1 - 1``: ``node_of[r] = s`` for the rows r of segment s."""
-    for k in range(k0, k1):
-        s = np.int32(blk_seg[k])
-        for p in range(blk_begin[k], blk_end[k]):
-            node_of[rows[p]] = s
+@njit(cache=True, nogil=True, inline="always")
+def lower_bound(a, lo, hi, x):
+    """The first position in ``a[lo:hi]`` (ascending) whose value is >= ``x`` (``hi`` if none)."""
+    while lo < hi:
+        m = (lo + hi) >> 1
+        if a[m] < x:
+            lo = m + 1
+        else:
+            hi = m
+    return lo
 
 
 @njit(cache=True, nogil=True)
-def scatter_split_bins(s0, s1, colptr, colrow, colbin, seg_feature, node_of, bin1, clear):
-    """Nodes ``s0 .. s1 - 1``: ``bin1[r] = bin + 1`` for the stored entries of node s's split
-    field whose row r is marked s (``clear``: back to 0). Nodes own disjoint rows, so they
-    never write the same place."""
-    for s in range(s0, s1):
-        f = seg_feature[s]
-        for e in range(colptr[f], colptr[f + 1]):
-            r = colrow[e]
-            if node_of[r] == s:
-                bin1[r] = 0 if clear else colbin[e] + 1
-
-
-@njit(cache=True, nogil=True)
-def sparse_split_range(k0, k1, bin1, default_bin, rows, tmp, blk_seg, blk_begin, blk_end,
-                       seg_feature, left_table, counts):
-    """Pass 1 of the stable partition (``cpu.split_block_range``) over blocks ``k0 .. k1 - 1``:
-    a row's bin is ``bin1[r] - 1`` (its split field's entry, scattered), else the field's
-    default bin; ``counts[k]``: block k's left rows."""
+def sparse_split_range(k0, k1, colptr, colrow, colbin, default_bin, rows, tmp, blk_seg,
+                       blk_begin, blk_end, seg_feature, left_table, counts, n_rows):
+    """Pass 1 of the stable partition (``cpu.split_block_range``) over blocks ``k0 .. k1 - 1``.
+    A row without an entry of its node's split field goes the default bin's way. For each
+    block, the field's entries whose rows lie between the block's least and greatest row
+    (two binary searches in the column) set a bit per row in a bitmap of this call's own
+    where their bin goes the other way; then each row of the block goes the default bin's
+    way, flipped by its bit, with no branch; then the bitmap's words in that range are
+    cleared. Cost: the block's rows plus those column entries, read in order (a merge of
+    rows and column took a mispredicted branch a row, twice the time).
+    ``counts[k]``: block k's left rows."""
+    words = np.zeros((n_rows >> 6) + 1, dtype=np.uint64)
+    one = np.uint64(1)
     for k in range(k0, k1):
         s = blk_seg[k]
-        dflt = default_bin[seg_feature[s]]
-        lo = np.uint64(blk_begin[k])
-        hi = np.uint64(blk_end[k] - 1)
-        for p in range(blk_begin[k], blk_end[k]):
+        f = seg_feature[s]
+        b0 = blk_begin[k]
+        b1 = blk_end[k]
+        counts[k] = 0
+        if b1 <= b0:
+            continue
+        rmin = np.int64(rows[b0])
+        rmax = rmin
+        for p in range(b0 + 1, b1):  # rows ascend within a node, but any order is right
+            r = np.int64(rows[p])
+            rmin = min(rmin, r)
+            rmax = max(rmax, r)
+        dl = np.uint64(left_table[s, default_bin[f]])
+        e0 = lower_bound(colrow, colptr[f], colptr[f + 1], rmin)
+        e1 = lower_bound(colrow, e0, colptr[f + 1], rmax + 1)
+        for e in range(e0, e1):
+            r = np.uint64(colrow[e])
+            flip = np.uint64(left_table[s, colbin[e]]) ^ dl
+            words[r >> np.uint64(6)] |= flip << (r & np.uint64(63))
+        lo = np.uint64(b0)
+        hi = np.uint64(b1 - 1)
+        for p in range(b0, b1):
             r = rows[p]
-            b1 = np.int64(bin1[r])
-            b = b1 - 1 if b1 > 0 else dflt
-            fl = np.uint64(left_table[s, b])
+            ru = np.uint64(r)
+            fl = dl ^ ((words[ru >> np.uint64(6)] >> (ru & np.uint64(63))) & one)
             tmp[lo] = r
             tmp[hi] = r
             lo += fl
-            hi -= np.uint64(1) - fl
-        counts[k] = np.int64(lo) - blk_begin[k]
+            hi -= one - fl
+        for w in range(rmin >> 6, (rmax >> 6) + 1):
+            words[w] = 0
+        counts[k] = np.int64(lo) - b0
 
 
 @njit(cache=True, nogil=True)
@@ -232,14 +249,11 @@ class SparseCPUBackend(Backend):
         self._tmp = np.empty(sb.n_rows, dtype=np.int32)
         self._buf = np.empty(0, dtype=np.float64)
         self.lanes = 1
-        # ③ reads a split field's bins from its column: the entries by field, a row -> node
-        # mark and a scattered bin + 1 per row (0: the default bin), all 0 between calls
+        # ③ reads a split field's bins from its column: the entries by field (rows ascending)
         self._csc = csc_of(sb.indptr, sb.indices, sb.bins, sb.n_features)
         if self.total_bins >= 2**31:
             raise ValueError("too many bins for the sparse backend's int32 slots")
         self._slots = slots_of(sb.indices, sb.bins, self.offsets)  # what ① reads
-        self._node_of = np.full(sb.n_rows, -1, dtype=np.int32)
-        self._bin1 = np.zeros(sb.n_rows, dtype=np.uint16 if sb.dtype == np.uint8 else np.uint32)
         per_row = max(sb.nnz / max(sb.n_rows, 1), 1e-3)
         self.min_block = int(min(1 << 22, np.ceil(ENTRIES_PER_SLOT * self.total_bins / per_row)))
 
@@ -289,18 +303,12 @@ class SparseCPUBackend(Backend):
         features = np.asarray(features, dtype=np.int64)
         if features.size and (features.min() < 0 or features.max() >= self.sb.n_features):
             raise ValueError("split feature out of range")
-        sb = self.sb
-        blk_seg, blk_begin, blk_end, first = self._blocks(begins, ends)
+        blk_seg, blk_begin, blk_end, first = make_blocks(begins, ends, block_rows(begins, ends))
         counts = np.empty(blk_begin.size, dtype=np.int64)
         colptr, colrow, colbin = self._csc
-        run_ranges(mark_nodes_range, blk_begin.size, rows, blk_seg, blk_begin, blk_end,
-                   self._node_of)
-        run_ranges(scatter_split_bins, begins.size, colptr, colrow, colbin, features,
-                   self._node_of, self._bin1, False)
-        run_ranges(sparse_split_range, blk_begin.size, self._bin1, sb.default_bin, rows,
-                   self._tmp, blk_seg, blk_begin, blk_end, features, left_tables, counts)
-        run_ranges(scatter_split_bins, begins.size, colptr, colrow, colbin, features,
-                   self._node_of, self._bin1, True)
+        run_ranges(sparse_split_range, blk_begin.size, colptr, colrow, colbin,
+                   self.sb.default_bin, rows, self._tmp, blk_seg, blk_begin, blk_end, features,
+                   left_tables, counts, self.sb.n_rows)
         mids = np.empty(begins.size, dtype=np.int64)
         left_pos, right_pos = split_offsets(blk_begin, blk_end, begins, first, counts, mids)
         run_ranges(copy_back_range, blk_begin.size, rows, self._tmp, blk_begin, blk_end, counts,

@@ -86,3 +86,38 @@ def test_forest_class_weight_must_be_finite_non_negative_and_leave_a_weight(boot
     p = hardwood.RandomForestClassifier(n_estimators=5, class_weight={0: 0.0, 1: 2},
                                         bootstrap=bootstrap).fit(X, y).predict_proba(X)
     assert np.isfinite(p).all() and p[:, 0].max() == 0.0  # class 0 never counts
+
+
+# -- a model edited after predicting ---------------------------------------------------------
+@pytest.mark.parametrize("runtime", [None, "pred", "auto"])
+def test_edited_model_never_predicts_from_a_stale_cache(runtime):
+    """Model.predict kept its packed trees and compiled runtimes keyed by the tree list, its
+    length and its last tree: a tree put in another's place, a tree's arrays changed in place,
+    or (runtime=...) a new base_score or objective were silently ignored."""
+    import copy
+    import pickle
+
+    X, x0 = _xy()
+    model = hardwood.train({"max_depth": 2}, hardwood.Dataset(X, x0), num_boost_round=4)
+
+    def fresh(m):  # the same model, without caches (a pickle drops them)
+        return pickle.loads(pickle.dumps(m))
+
+    m = copy.deepcopy(model)
+    before = m.predict(X, runtime=runtime)
+    m.base_score = m.base_score + 10
+    np.testing.assert_allclose(m.predict(X, runtime=runtime), before + 10)
+    m.objective = "binary:logistic"
+    np.testing.assert_allclose(m.predict(X, runtime=runtime), 1 / (1 + np.exp(-before - 10)),
+                               rtol=1e-6)
+    m = copy.deepcopy(model)
+    m.predict(X, runtime=runtime)
+    m.trees[0] = m.trees[1]  # another tree in the list's place
+    np.testing.assert_allclose(m.predict(X, runtime=runtime), fresh(m).predict(X), atol=1e-6)
+    # a tree's arrays: changed in place is an error (the model packed them); replaced is seen
+    with pytest.raises(ValueError, match="read-only"):
+        m.trees[2].value[:] = 0.0
+    m.trees[2].value = np.zeros_like(m.trees[2].value)
+    np.testing.assert_allclose(m.predict(X, runtime=runtime), fresh(m).predict(X), atol=1e-6)
+    np.testing.assert_allclose(m.predict(X, output="contrib").sum(axis=1),
+                               m.predict(X, output="raw"), atol=1e-5)

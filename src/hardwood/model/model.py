@@ -10,7 +10,7 @@ from ..explain import treeshap
 from ..parallel import guard
 from ..objectives import transform_margin
 from ..predict.naive import pack, predict_leaf, predict_raw
-from .tree import Tree
+from .tree import Tree, tree_edits
 
 OUTPUTS = ("value", "raw", "leaf", "contrib", "interaction")
 SHAP_OUTPUTS = ("contrib", "interaction")
@@ -19,11 +19,12 @@ IMPORTANCE_KINDS = ("gain", "weight", "cover", "total_gain", "total_cover")
 
 class _Version(tuple):
     """A model's trees version: objects compared by identity (held, so that an id is never
-    reused while the cache lives), lengths by value."""
+    reused while the cache lives), lengths, names and bytes by value."""
 
     def __eq__(self, other):
-        return (isinstance(other, _Version)
-                and all(a is b if not isinstance(a, int) else a == b for a, b in zip(self, other)))
+        return (isinstance(other, _Version) and len(self) == len(other)
+                and all(a == b if isinstance(a, (int, str, bytes)) else a is b
+                        for a, b in zip(self, other)))
 
     def __ne__(self, other):
         return not self == other
@@ -92,17 +93,27 @@ class Model:
 
     # -- prediction -----------------------------------------------------------------
     def _trees_version(self):
-        """What the caches are keyed by: the tree list, its length and its last tree. The
+        """What the caches are keyed by: the tree list, its length and every tree in it. The
         trainer appends to the list of the model its callbacks see, and a user may assign a
-        new list, so a cache built before either can never serve the trees after it (a stale
-        packed copy would send the kernels past the end of its arrays)."""
+        new list or put another tree in the list's place, so a cache built before any of these
+        can never serve the trees after it (a stale packed copy would send the kernels past the
+        end of its arrays, or predict with the tree replaced)."""
         t = self.trees
-        return _Version((t, len(t), t[-1] if t else None, self.tree_group, len(self.tree_group)))
+        return _Version((t, len(t), self.tree_group, len(self.tree_group), tree_edits(), *t))
+
+    def _compiled_version(self):
+        """The trees version, with what a compiled runtime also holds: the objective (its
+        output transform), the outputs and the base score (by value: a user may set it)."""
+        base = np.asarray(self.base_score, dtype=np.float64)
+        return _Version((*self._trees_version(), str(self.objective), self.n_outputs,
+                         base.tobytes()))
 
     def packed(self):
         version = self._trees_version()
         cached = self.__dict__.get("_packed")
         if cached is None or cached[0] != version:
+            for t in self.trees:  # changed in place, they would differ from the packed copy
+                t.freeze()
             cached = self._packed = (version, pack(self.trees, self.tree_group,
                                                    self.info.n_categories))
         return cached[1]
@@ -170,7 +181,7 @@ class Model:
         if output in SHAP_OUTPUTS:
             return self._shap_values(X, output, iteration_range)
         if runtime is not None:
-            version = self._trees_version()
+            version = self._compiled_version()
             cache = self.__dict__.get("_compiled")
             if cache is None or cache.get("version") != version:
                 cache = self._compiled = {"version": version}  # older layouts are dropped
@@ -178,6 +189,8 @@ class Model:
             compiled = cache.get(key)
             if compiled is None:
                 from ..predict.dispatch import compile as _compile
+                for t in self.trees:  # as packed(): changed in place, they would go stale
+                    t.freeze()
                 compiled = _compile(self, runtime, iteration_range=iteration_range)
                 cache[key] = compiled
             return compiled.predict(X, output=output)

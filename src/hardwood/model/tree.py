@@ -20,6 +20,15 @@ TREE_FIELDS = {
 }
 
 
+_EDITS = [0]  # attributes of a built Tree assigned anew, in all trees (Tree.__setattr__)
+
+
+def tree_edits() -> int:
+    """How many times an array of a built tree was replaced (``tree.value = ...``): the model
+    caches are keyed by it, so that none serves the arrays from before."""
+    return _EDITS[0]
+
+
 @dataclass
 class Tree:
     feature: np.ndarray
@@ -34,6 +43,17 @@ class Tree:
     cover: np.ndarray
     count: np.ndarray
     cat_bitsets: np.ndarray  # uint32, this tree's bitsets
+
+    def __setattr__(self, name, value):
+        if "cat_bitsets" in self.__dict__:  # built (the dataclass sets cat_bitsets last)
+            _EDITS[0] += 1
+        object.__setattr__(self, name, value)
+
+    def freeze(self):
+        """Make the arrays read-only: a model that packed them for prediction (``Model``'s
+        caches) would not see them changed in place. Assign new arrays instead."""
+        for k in (*TREE_FIELDS, "cat_bitsets"):
+            getattr(self, k).flags.writeable = False
 
     @property
     def n_nodes(self) -> int:

@@ -121,3 +121,34 @@ def test_edited_model_never_predicts_from_a_stale_cache(runtime):
     np.testing.assert_allclose(m.predict(X, runtime=runtime), fresh(m).predict(X), atol=1e-6)
     np.testing.assert_allclose(m.predict(X, output="contrib").sum(axis=1),
                                m.predict(X, output="raw"), atol=1e-5)
+
+
+# -- Dask estimators: labels and feature counts ------------------------------------------------
+def test_dask_classifier_labels_and_predict_width():
+    """DaskGBDTClassifier coded an eval_set label unseen in training as its neighbour in the
+    sorted classes ('ab' between 'a' and 'b' scored as 'b'); a NaN label became a class of its
+    own in both Dask classifiers; Dask predict on the wrong column count failed only at
+    compute, in a worker's traceback."""
+    distributed = pytest.importorskip("distributed")
+    da = pytest.importorskip("dask.array")
+    import hardwood.dask as hd
+
+    X, x0 = _xy(n=200)
+    y = np.where(x0 > 0, "b", "a")
+    dX, dy = da.from_array(X, chunks=100), da.from_array(y, chunks=100)
+    with distributed.Client(processes=False, n_workers=1, threads_per_worker=1,
+                            dashboard_address=":0"):
+        yv = da.from_array(np.where(x0[:50] > 0, "ab", "a"), chunks=50)
+        with pytest.raises(ValueError, match=r"eval_set 0 labels \['ab'\] were not seen"):
+            hd.DaskGBDTClassifier(n_estimators=2).fit(dX, dy, eval_set=[(dX[:50], yv)])
+        yn = (x0 > 0).astype(float)
+        yn[3] = np.nan
+        for est in (hd.DaskGBDTClassifier(n_estimators=2),
+                    hd.DaskRandomForestClassifier(n_estimators=2)):
+            with pytest.raises(ValueError, match="y contains NaN"):
+                est.fit(dX, da.from_array(yn, chunks=100))
+        reg = hd.DaskGBDTRegressor(n_estimators=2).fit(dX, da.from_array(x0, chunks=100))
+        with pytest.raises(ValueError, match="X has 2 features, but the model/training data "
+                                             "has 3"):
+            reg.predict(dX[:, :2])  # at once, not at compute
+        assert reg.predict(dX).compute().shape == (200,)

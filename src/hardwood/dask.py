@@ -393,9 +393,14 @@ def predict(client, model, X, output="value"):
         raise ValueError(f"output must be 'value' or 'raw', got {output!r}")
     K = model.n_outputs
     m = dask.delayed(model, name=f"hardwood-model-{uuid.uuid4().hex[:12]}")
-    if _kind(X, "X") == "array":
-        if X.ndim != 2:
-            raise ValueError(f"X must be 2-dimensional, got {X.ndim} dimensions")
+    kind = _kind(X, "X")
+    if kind == "array" and X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional, got {X.ndim} dimensions")
+    d = X.shape[1] if kind == "array" else len(getattr(X, "columns", ()))
+    if not np.isnan(d) and int(d) != model.n_features:  # now, not in a worker's traceback
+        raise ValueError(f"X has {int(d)} features, but the model/training data has "
+                         f"{model.n_features}")
+    if kind == "array":
         if X.numblocks[1] > 1:
             X = X.rechunk({1: -1})
         if K == 1:
@@ -411,15 +416,20 @@ def predict(client, model, X, output="value"):
 
 
 # -- estimators ------------------------------------------------------------------------------
-def _unique_labels(y):
-    """The sorted distinct labels of a Dask array or Series (computed)."""
+def _unique_labels(y, what="y"):
+    """The sorted distinct labels of a Dask array or Series (computed); a missing label (NaN)
+    is an error, as in scikit-learn (it became a class of its own)."""
     import dask.array as da
 
-    if _kind(y, "y") == "array":
-        return np.asarray(da.unique(y.ravel()).compute())
-    if hasattr(y, "columns"):
-        y = y[y.columns[0]]
-    return np.sort(np.asarray(y.unique().compute()))
+    if _kind(y, what) == "array":
+        labels = np.asarray(da.unique(y.ravel()).compute())
+    else:
+        if hasattr(y, "columns"):
+            y = y[y.columns[0]]
+        labels = np.sort(np.asarray(y.unique().compute()))
+    if labels.dtype.kind in "fc" and np.isnan(labels).any():
+        raise ValueError(f"{what} contains NaN: a label is missing")
+    return labels
 
 
 def _encode(y, classes):
@@ -497,8 +507,16 @@ class DaskGBDTClassifier(GBDTClassifier):
         objective = self.objective or ("binary:logistic" if classes.size == 2
                                        else "multi:softprob")
         extra = {"num_class": int(classes.size)} if classes.size > 2 else {}
-        valid = None if eval_set is None else [(Xv, _encode(yv, classes))
-                                               for Xv, yv in eval_set]
+        valid = None
+        if eval_set is not None:
+            valid = []
+            for i, (Xv, yv) in enumerate(eval_set):
+                # an unseen label was coded as its neighbour in the sorted classes
+                unknown = np.setdiff1d(_unique_labels(yv, f"eval_set {i} y"), classes)
+                if unknown.size:
+                    raise ValueError(f"eval_set {i} labels {unknown[:5].tolist()} were not seen "
+                                     f"in training (classes: {classes.tolist()[:10]})")
+                valid.append((Xv, _encode(yv, classes)))
         return self._dask_fit(X, _encode(y, classes), sample_weight, valid, verbose,
                               objective, extra)
 

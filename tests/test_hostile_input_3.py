@@ -152,3 +152,22 @@ def test_dask_classifier_labels_and_predict_width():
                                              "has 3"):
             reg.predict(dX[:, :2])  # at once, not at compute
         assert reg.predict(dX).compute().shape == (200,)
+
+
+# -- a compiled runtime's out= -------------------------------------------------------------------
+@pytest.mark.parametrize("runtime", ["naive", "pred", "vpred", "quickscorer", "codegen"])
+def test_compiled_predict_refuses_a_read_only_out(runtime):
+    """A read-only out= reached the kernels: a Numba TypingError (one row, pred/vpred/
+    quickscorer) or numpy's "assignment destination is read-only"."""
+    X, x0 = _xy()
+    c = hardwood.compile(hardwood.train({"max_depth": 2}, hardwood.Dataset(X, x0), 3), runtime)
+    for rows in (X, X[:1]):
+        out = np.zeros((len(rows), 1))
+        out.flags.writeable = False
+        with pytest.raises(ValueError, match="out must be a writeable numpy array, got a "
+                                             "read-only array"):
+            c.predict(rows, output="raw", out=out)
+    with pytest.raises(ValueError, match="got list"):
+        c.predict(X[:2], output="raw", out=[[0.0], [0.0]])
+    out = np.zeros((1, 1))
+    assert c.predict(X[:1], output="raw", out=out)[0] == out[0, 0] != 0.0

@@ -223,6 +223,11 @@ class CompiledModel:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         mat = self._matrix(X)
         n = mat.shape[0]
+        if out is not None and not (isinstance(out, np.ndarray) and out.flags.writeable):
+            # a read-only out met the kernels as a Numba TypingError
+            raise ValueError("out must be a writeable numpy array, got "
+                             + ("a read-only array" if isinstance(out, np.ndarray)
+                                else type(out).__name__))
         if out is not None and np.may_share_memory(out, mat):
             # the kernels write out (base score first) while they read X
             raise ValueError("out shares memory with X: predicting into it would overwrite "

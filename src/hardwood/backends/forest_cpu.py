@@ -348,151 +348,154 @@ BATCH = 16  # features histogrammed per row-major pass
 
 
 @njit(cache=True, nogil=True)
-def _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
-             node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
-             stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
-             out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid, packed, tb, tw,
-             tk, tv):
-    """One node of a breadth-first level. ``packed``: ``bins_row``, ``w``, ``yk`` and ``yv``
+def _bf_nodes(i0, i1, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
+              node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec, w_root,
+              stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
+              out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid, packed, tb, tw,
+              tk, tv):
+    """Nodes ``i0 .. i1 - 1`` of a breadth-first level, one after the other (one call for
+    the run: a call per node, with its forty array arguments, cost more than a small node's
+    whole split search). ``packed``: ``bins_row``, ``w``, ``yk`` and ``yv``
     are records in the positions of ``rows`` (row ``rows[p]``'s at ``p``; see
     :func:`pack_rows`), read in order and moved with the rows by the partition (``tb``,
     ``tw``, ``tk``, ``tv``: their scratch); otherwise they are indexed by row number."""
-    b0 = node_begin[i]
-    b1 = node_end[i]
-    n = b1 - b0
-    T = out_tot[i]
-    for c in range(C):
-        T[c] = 0.0
-    # one gather of each row's label and weight into node-local arrays; prefetching the rows'
-    # bins here brings them into cache for the histogram and partition passes below
     flat = bins_row.reshape(bins_row.shape[0] * bins_row.shape[1])
     d = bins_row.shape[1]
-    for j in range(n):
-        if not packed and j + PREFETCH_AHEAD < n:
-            ra = rows[b0 + j + PREFETCH_AHEAD]
-            prefetch(w, ra)
-            if is_reg:
-                prefetch(yv, ra)
-            else:
-                prefetch(yk, ra)
-            prefetch(flat, ra * d)
-            prefetch(flat, ra * d + d - 1)
-        r = b0 + j if packed else rows[b0 + j]
-        wr = w[r]
-        wl[j] = wr
-        if is_reg:
-            y = yv[r]
-            vl[j] = y
-            T[0] += wr
-            T[1] += wr * y
-            T[2] += wr * y * y
-        else:
-            k = yk[r]
-            yl[j] = k
-            T[k] += wr
-    out_feat[i] = -1
-    out_mid[i] = b1
-    W = side_weight(T, C, crit)
-    if node_is_leaf(n, W, impurity(T, C, crit), node_depth[i], max_depth, mss, msl, mwl):
-        return
-    key = node_key[i]
-    best = -np.inf
-    bf = -1
-    bbin = -1
-    bnext = -1
-    bdl = False
-    nonconst = 0
-    k = 0  # features used
-    kd = 0  # features drawn
-    # scikit-learn's rule: draw mtry features, constant ones included, and go on drawing
-    # until a non-constant feature has been seen. Features are drawn in batches; every
-    # batch is histogrammed in one row-major pass (one cache line per row, not one per
-    # feature), then scanned in draw order.
-    while k < d and (k < mtry or nonconst == 0):
-        want = mtry - k if k < mtry else 1
-        m = min(want, BATCH, d - k)
-        for q in range(m):
-            fs[q] = perm_step(perm, swaps, kd + q, key)
-            ucnt[q] = 0
+    for i in range(i0, i1):
+        b0 = node_begin[i]
+        b1 = node_end[i]
+        n = b1 - b0
+        T = out_tot[i]
+        for c in range(C):
+            T[c] = 0.0
+        # one gather of each row's label and weight into node-local arrays; prefetching the
+        # rows' bins here brings them into cache for the histogram and partition passes below
         for j in range(n):
-            r = b0 + j if packed else rows[b0 + j]
-            for q in range(m):
-                bn = np.int64(bins_row[r, fs[q]])
-                # branch-free: the bin is written at the list's end every time, and the
-                # end moves only when the bin is new (touched has a spare slot)
-                c0 = cnt[q, bn]
-                touched[q, ucnt[q]] = bn
-                ucnt[q] += c0 == 0
-                cnt[q, bn] = c0 + 1
+            if not packed and j + PREFETCH_AHEAD < n:
+                ra = rows[b0 + j + PREFETCH_AHEAD]
+                prefetch(w, ra)
                 if is_reg:
-                    wr = wl[j]
-                    y = vl[j]
-                    stat[q, bn, 0] += wr
-                    stat[q, bn, 1] += wr * y
-                    stat[q, bn, 2] += wr * y * y
+                    prefetch(yv, ra)
                 else:
-                    stat[q, bn, yl[j]] += wl[j]
-        for q in range(m):
-            u = ucnt[q]
-            if k < mtry or nonconst == 0:
-                k += 1
-                if u > 1:
-                    nonconst += 1
-                    tq = touched[q]
-                    f = fs[q]
-                    miss = np.int64(nv[f])
-                    _sort_touched(tq, cnt[q], u, miss)
-                    nb = u - 1 if tq[u - 1] == miss else u
-                    g, gb, gn, gdl, found = scan_feature(stat[q], cnt[q], tq, nb, miss, T, n, C,
-                                                         crit, msl, mwl, best, L, R, L2)
-                    if found:
-                        best = g
-                        bf = f
-                        bbin = gb
-                        bnext = gn
-                        bdl = gdl
-            for t in range(u):
-                bn = touched[q, t]
-                cnt[q, bn] = 0
-                for c in range(C):
-                    stat[q, bn, c] = 0.0
-        kd += m
-    perm_undo(perm, swaps, kd)  # every draw, those past the stopping point included
-    if bf < 0:
-        return
-    gain = best - parent_proxy(T, C, crit)
-    if crit == ENTROPY:
-        gain /= LN2
-    if gain / w_root + EPSILON < min_dec:
-        return
-    out_feat[i] = bf
-    out_bin[i] = bbin
-    out_next[i] = bnext
-    out_dl[i] = bdl
-    out_gain[i] = gain
-    # stable in-place partition through tmp[b0:b1] (a left row moves to lp <= p, already
-    # read; the right ones wait in tmp), the packed records with their rows
-    miss = nv[bf]
-    lp = b0
-    nr = 0
-    for p in range(b0, b1):
-        r = rows[p]
-        bn = bins_row[p, bf] if packed else bins_row[r, bf]
-        if bn <= bbin or (bdl and bn == miss):
-            rows[lp] = r
+                    prefetch(yk, ra)
+                prefetch(flat, ra * d)
+                prefetch(flat, ra * d + d - 1)
+            r = b0 + j if packed else rows[b0 + j]
+            wr = w[r]
+            wl[j] = wr
+            if is_reg:
+                y = yv[r]
+                vl[j] = y
+                T[0] += wr
+                T[1] += wr * y
+                T[2] += wr * y * y
+            else:
+                k = yk[r]
+                yl[j] = k
+                T[k] += wr
+        out_feat[i] = -1
+        out_mid[i] = b1
+        W = side_weight(T, C, crit)
+        if node_is_leaf(n, W, impurity(T, C, crit), node_depth[i], max_depth, mss, msl, mwl):
+            continue
+        key = node_key[i]
+        best = -np.inf
+        bf = -1
+        bbin = -1
+        bnext = -1
+        bdl = False
+        nonconst = 0
+        k = 0  # features used
+        kd = 0  # features drawn
+        # scikit-learn's rule: draw mtry features, constant ones included, and go on drawing
+        # until a non-constant feature has been seen. Features are drawn in batches; every
+        # batch is histogrammed in one row-major pass (one cache line per row, not one per
+        # feature), then scanned in draw order.
+        while k < d and (k < mtry or nonconst == 0):
+            want = mtry - k if k < mtry else 1
+            m = min(want, BATCH, d - k)
+            for q in range(m):
+                fs[q] = perm_step(perm, swaps, kd + q, key)
+                ucnt[q] = 0
+            for j in range(n):
+                r = b0 + j if packed else rows[b0 + j]
+                for q in range(m):
+                    bn = np.int64(bins_row[r, fs[q]])
+                    # branch-free: the bin is written at the list's end every time, and the
+                    # end moves only when the bin is new (touched has a spare slot)
+                    c0 = cnt[q, bn]
+                    touched[q, ucnt[q]] = bn
+                    ucnt[q] += c0 == 0
+                    cnt[q, bn] = c0 + 1
+                    if is_reg:
+                        wr = wl[j]
+                        y = vl[j]
+                        stat[q, bn, 0] += wr
+                        stat[q, bn, 1] += wr * y
+                        stat[q, bn, 2] += wr * y * y
+                    else:
+                        stat[q, bn, yl[j]] += wl[j]
+            for q in range(m):
+                u = ucnt[q]
+                if k < mtry or nonconst == 0:
+                    k += 1
+                    if u > 1:
+                        nonconst += 1
+                        tq = touched[q]
+                        f = fs[q]
+                        miss = np.int64(nv[f])
+                        _sort_touched(tq, cnt[q], u, miss)
+                        nb = u - 1 if tq[u - 1] == miss else u
+                        g, gb, gn, gdl, found = scan_feature(stat[q], cnt[q], tq, nb, miss, T, n, C,
+                                                             crit, msl, mwl, best, L, R, L2)
+                        if found:
+                            best = g
+                            bf = f
+                            bbin = gb
+                            bnext = gn
+                            bdl = gdl
+                for t in range(u):
+                    bn = touched[q, t]
+                    cnt[q, bn] = 0
+                    for c in range(C):
+                        stat[q, bn, c] = 0.0
+            kd += m
+        perm_undo(perm, swaps, kd)  # every draw, those past the stopping point included
+        if bf < 0:
+            continue
+        gain = best - parent_proxy(T, C, crit)
+        if crit == ENTROPY:
+            gain /= LN2
+        if gain / w_root + EPSILON < min_dec:
+            continue
+        out_feat[i] = bf
+        out_bin[i] = bbin
+        out_next[i] = bnext
+        out_dl[i] = bdl
+        out_gain[i] = gain
+        # stable in-place partition through tmp[b0:b1] (a left row moves to lp <= p, already
+        # read; the right ones wait in tmp), the packed records with their rows
+        miss = nv[bf]
+        lp = b0
+        nr = 0
+        for p in range(b0, b1):
+            r = rows[p]
+            bn = bins_row[p, bf] if packed else bins_row[r, bf]
+            if bn <= bbin or (bdl and bn == miss):
+                rows[lp] = r
+                if packed:
+                    _move_record(bins_row, w, yk, yv, p, bins_row, w, yk, yv, lp, d, is_reg)
+                lp += 1
+            else:
+                tmp[b0 + nr] = r
+                if packed:
+                    _move_record(bins_row, w, yk, yv, p, tb, tw, tk, tv, b0 + nr, d, is_reg)
+                nr += 1
+        for q in range(nr):
+            rows[lp + q] = tmp[b0 + q]
             if packed:
-                _move_record(bins_row, w, yk, yv, p, bins_row, w, yk, yv, lp, d, is_reg)
-            lp += 1
-        else:
-            tmp[b0 + nr] = r
-            if packed:
-                _move_record(bins_row, w, yk, yv, p, tb, tw, tk, tv, b0 + nr, d, is_reg)
-            nr += 1
-    for q in range(nr):
-        rows[lp + q] = tmp[b0 + q]
-        if packed:
-            _move_record(tb, tw, tk, tv, b0 + q, bins_row, w, yk, yv, lp + q, d, is_reg)
-    out_mid[i] = lp
+                _move_record(tb, tw, tk, tv, b0 + q, bins_row, w, yk, yv, lp + q, d, is_reg)
+        out_mid[i] = lp
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -546,12 +549,11 @@ def _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, 
     L2 = np.empty(C)
     # a contiguous run of the frontier's nodes: their rows (and packed records) are
     # contiguous too
-    for i in range(n_nodes * ch // n_chunks, n_nodes * (ch + 1) // n_chunks):
-        _bf_node(i, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin, node_end,
-                 node_depth, node_key, mtry, max_depth, mss, msl, mwl, crit, min_dec,
-                 w_root, stat, cnt, touched, ucnt, fs, yl, wl, vl, perm, swaps, L, R, L2,
-                 out_tot, out_feat, out_bin, out_next, out_dl, out_gain, out_mid, packed, tb,
-                 tw, tk, tv)
+    _bf_nodes(n_nodes * ch // n_chunks, n_nodes * (ch + 1) // n_chunks, bins_row, rows, tmp,
+              w, yk, yv, is_reg, C, nv, node_begin, node_end, node_depth, node_key, mtry,
+              max_depth, mss, msl, mwl, crit, min_dec, w_root, stat, cnt, touched, ucnt, fs,
+              yl, wl, vl, perm, swaps, L, R, L2, out_tot, out_feat, out_bin, out_next, out_dl,
+              out_gain, out_mid, packed, tb, tw, tk, tv)
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -561,7 +563,7 @@ def bf_level(bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn, node_
              out_mid, packed, tb, tw, tk, tv):
     """Process every node of a frontier (one thread per node, in chunks of nodes): totals,
     leaf tests, split search and in-place partition of the node's rows. ``maxn``: the
-    largest node's row count. ``packed``: see :func:`_bf_node`."""
+    largest node's row count. ``packed``: see :func:`_bf_nodes`."""
     for ch in prange(n_chunks):
         _bf_chunk(ch, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, maxbins, maxn,
                   node_begin, node_end, node_depth, node_key, mtry, max_depth, mss, msl, mwl,

@@ -171,3 +171,16 @@ def test_compiled_predict_refuses_a_read_only_out(runtime):
         c.predict(X[:2], output="raw", out=[[0.0], [0.0]])
     out = np.zeros((1, 1))
     assert c.predict(X[:1], output="raw", out=out)[0] == out[0, 0] != 0.0
+
+
+# -- GBDTRanker: the queries given twice ---------------------------------------------------------
+def test_ranker_refuses_group_and_qid_together():
+    """group= won and qid= was ignored without a word (hardwood.Dataset refuses both)."""
+    X, x0 = _xy()
+    y = np.digitize(x0, [-0.5, 0.5])
+    with pytest.raises(ValueError, match="not both"):
+        hardwood.GBDTRanker(n_estimators=2).fit(X, y, group=[150, 150], qid=np.arange(300))
+    with pytest.raises(ValueError, match="eval_group or eval_qid, not both"):
+        hardwood.GBDTRanker(n_estimators=2).fit(X, y, group=[150, 150], eval_set=[(X, y)],
+                                                eval_group=[[300]], eval_qid=[np.zeros(300)])
+    hardwood.GBDTRanker(n_estimators=2).fit(X, y, qid=np.repeat([0, 1], 150))

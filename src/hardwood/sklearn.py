@@ -462,11 +462,16 @@ class GBDTRanker(_GBDTBase):
             raise ValueError("GBDTRanker.fit needs the queries: group= (sizes of consecutive "
                              "queries) or qid= (one query id per row)")
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
+        if group is not None and qid is not None:  # qid was ignored
+            raise ValueError("GBDTRanker.fit takes the queries as group= (sizes) or as qid= "
+                             "(one id per row), not both")
         queries = {"group": group} if group is not None else {"qid": qid}
         eval_queries = None
         if eval_set is not None:
             pairs = [eval_set] if (isinstance(eval_set, tuple) and len(eval_set) == 2
                                    and not isinstance(eval_set[0], tuple)) else list(eval_set)
+            if eval_group is not None and eval_qid is not None:
+                raise ValueError("give eval_group or eval_qid, not both")
             given = eval_group if eval_group is not None else eval_qid
             if given is None or len(given) != len(pairs):
                 raise ValueError(f"eval_set has {len(pairs)} pairs: give eval_group (or "

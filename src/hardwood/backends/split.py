@@ -358,12 +358,14 @@ def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_v
 
 
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                     lam, alpha, mcw, max_onehot, max_thr):
+                     lam, alpha, mcw, max_onehot, max_thr, slots=None):
     """``find_best_splits_pooled`` from the host, node ``s`` having histogram ``hists[s]``
-    ((n_nodes, total_bins, 2)); the scans run on Python threads (``parallel.run_ranges``), so
-    that the learner compiles no ``prange`` kernel."""
-    n_nodes, d = hists.shape[0], offsets.shape[0]
-    slots = np.arange(n_nodes)
+    ((n_nodes, total_bins, 2)), or ``hists[slots[s]]`` where ``slots`` is given; the scans
+    run on Python threads (``parallel.run_ranges``), so that the learner compiles no
+    ``prange`` kernel."""
+    slots = (np.arange(hists.shape[0]) if slots is None
+             else np.ascontiguousarray(slots, dtype=np.int64))
+    n_nodes, d = slots.shape[0], offsets.shape[0]
     f_gain = np.full((n_nodes, d), -np.inf)
     f_code = np.zeros((n_nodes, d), dtype=np.int64)
     f_dl = np.zeros((n_nodes, d), dtype=np.bool_)
@@ -379,3 +381,38 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     else:
         run_ranges(scan, n_nodes * d, *args)
     return best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
+
+
+SUBTRACT_CHUNK = 4096  # histogram cells of one subtraction task
+
+
+@njit(cache=True, nogil=True)
+def subtract_range(t0, t1, parents, parent_rows, small, pairs, out, n_chunks):
+    """Tasks ``t0 .. t1 - 1`` of ``out[k] = parents[parent_rows[i]] - small[k]`` for
+    ``k = pairs[i]``, task t being pair ``t // n_chunks``'s cells of chunk ``t % n_chunks``
+    (rows flat)."""
+    width = small.shape[1]
+    for t in range(t0, t1):
+        i = t // n_chunks
+        c0 = (t % n_chunks) * SUBTRACT_CHUNK
+        c1 = min(width, c0 + SUBTRACT_CHUNK)
+        k = pairs[i]
+        a = parents[parent_rows[i]]
+        b = small[k]
+        o = out[k]
+        for c in range(c0, c1):
+            o[c] = a[c] - b[c]
+
+
+def subtract_histograms(parents, parent_rows, small, pairs, out):
+    """``out[pairs[i]] = parents[parent_rows[i]] - small[pairs[i]]`` (the larger children's
+    histograms from their parents' and the smaller children's, as numpy's ``a - b`` gives
+    them), on Python threads. Arrays (n, total_bins, 2) float64, C order."""
+    n = len(pairs)
+    if n == 0:
+        return
+    flat = small.reshape(small.shape[0], -1)
+    n_chunks = (flat.shape[1] + SUBTRACT_CHUNK - 1) // SUBTRACT_CHUNK
+    run_ranges(subtract_range, n * n_chunks, parents.reshape(parents.shape[0], -1),
+               np.asarray(parent_rows, dtype=np.int64), flat, np.asarray(pairs, dtype=np.int64),
+               out.reshape(out.shape[0], -1), n_chunks)

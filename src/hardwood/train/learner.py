@@ -21,7 +21,8 @@ import time
 
 import numpy as np
 
-from ..backends.split import RT_EPS, categorical_left_set, find_best_splits, node_feature_masks
+from ..backends.split import (RT_EPS, categorical_left_set, find_best_splits, node_feature_masks,
+                              subtract_histograms)
 
 
 class NodeKeys:
@@ -69,6 +70,34 @@ class _Nodes:
         return len(self.feature) - 1
 
 
+class _Hists:
+    """The histograms of a set of nodes, each a row of an (n, total_bins, 2) array that
+    ① or the subtraction made, never copied: node id -> (array, row)."""
+
+    def __init__(self):
+        self.at = {}
+
+    def put(self, array, ids):
+        array = np.ascontiguousarray(array, dtype=np.float64)
+        for k, i in enumerate(ids):
+            self.at[i] = (array, k)
+
+    def get(self, i):
+        a, k = self.at[i]
+        return a[k]
+
+    def groups(self, ids):
+        """[(array, [positions in ids], [rows of the array])] of the nodes ``ids``, one per
+        array, in order of first appearance."""
+        out = {}
+        for pos, i in enumerate(ids):
+            a, k = self.at[i]
+            g = out.setdefault(id(a), (a, [], []))
+            g[1].append(pos)
+            g[2].append(k)
+        return list(out.values())
+
+
 class PageLeaves:
     """What a tree grown over pages leaves behind: its leaves' rows, in the pages."""
 
@@ -113,14 +142,27 @@ class TreeLearner:
 
     # -- ② and ③ ------------------------------------------------------------------------
     def _find(self, hists, ids, nodes, keys):
+        """② The best split of each node of ``ids``, whose histograms ``hists`` (``_Hists``)
+        holds: one ``find_best_splits`` per array they lie in (no copy into one array),
+        the answers put back in the order of ``ids``."""
         gw = self.gw
         p = gw.p
         t0 = time.perf_counter()
-        res = find_best_splits(hists, np.asarray([nodes.G[i] for i in ids], dtype=np.float64),
-                               np.asarray([nodes.H[i] for i in ids], dtype=np.float64),
-                               keys.masks(ids), gw.offsets, gw.n_value_bins, gw.is_cat,
-                               float(p.reg_lambda), float(p.reg_alpha), float(p.min_child_weight),
-                               int(p.max_cat_to_onehot), int(p.max_cat_threshold))
+        G = np.asarray([nodes.G[i] for i in ids], dtype=np.float64)
+        H = np.asarray([nodes.H[i] for i in ids], dtype=np.float64)
+        masks = keys.masks(ids)
+        n = len(ids)
+        res = (np.full(n, -np.inf), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
+               np.zeros(n, dtype=np.bool_), np.zeros(n), np.zeros(n))
+        for array, pos, rows in hists.groups(ids):
+            pos = np.asarray(pos, dtype=np.int64)
+            part = find_best_splits(array, G[pos], H[pos], masks[pos], gw.offsets,
+                                    gw.n_value_bins, gw.is_cat, float(p.reg_lambda),
+                                    float(p.reg_alpha), float(p.min_child_weight),
+                                    int(p.max_cat_to_onehot), int(p.max_cat_threshold),
+                                    slots=np.asarray(rows, dtype=np.int64))
+            for out, x in zip(res, part):
+                out[pos] = x
         gw.profile.add("split", t0)
         return res
 
@@ -142,13 +184,14 @@ class TreeLearner:
     def _apply_splits(self, nodes, ids, hists, res_idx, res, g, h, need_hists):
         """③ Partition the chosen nodes into new children and, where they may split again,
         ① build the smaller child's histogram (the larger is the parent's minus it).
-        Returns (child ids, {child id: histogram})."""
+        ``hists`` (``_Hists``) holds the parents' histograms. Returns (child ids, a
+        ``_Hists`` of the children's)."""
         gw, pages = self.gw, self.pages
         gain, feat, code, dl, GL, HL = res
         tables = np.zeros((len(ids), gw.max_field_bins), dtype=np.uint8)
         for k, (nid, i) in enumerate(zip(ids, res_idx)):
-            tables[k], nodes.cat_mask[nid] = self._left_table(hists[i], int(feat[i]), code[i],
-                                                              bool(dl[i]))
+            tables[k], nodes.cat_mask[nid] = self._left_table(hists.get(nid), int(feat[i]),
+                                                              code[i], bool(dl[i]))
         lefts, rights = [], []
         for nid, i in zip(ids, res_idx):
             d = nodes.depth[nid] + 1
@@ -161,24 +204,26 @@ class TreeLearner:
         t0 = time.perf_counter()
         n_left, n_right = pages.partition(ids, feat[res_idx], tables, lefts, rights)
         gw.profile.add("partition", t0)
-        children, small, small_of = [], [], []
-        for k, i in enumerate(res_idx):
+        children, small, large = [], [], []
+        for k in range(len(ids)):
             lid, rid = lefts[k], rights[k]
             nodes.count[lid], nodes.count[rid] = int(n_left[k]), int(n_right[k])
             left_small = n_left[k] <= n_right[k]
             small.append(lid if left_small else rid)
-            small_of.append((lid, rid, left_small, i))
+            large.append(rid if left_small else lid)
             children.extend([lid, rid])
+        child_hists = _Hists()
         if not need_hists:
-            return children, {}
+            return children, child_hists
         t0 = time.perf_counter()
-        small_h = pages.histograms(small, g, h)
+        small_h = np.ascontiguousarray(pages.histograms(small, g, h), dtype=np.float64)
         gw.profile.add("histogram", t0)
-        child_hists = {}
-        for k, (lid, rid, left_small, i) in enumerate(small_of):
-            other = hists[i] - small_h[k]
-            child_hists[lid], child_hists[rid] = ((small_h[k], other) if left_small
-                                                  else (other, small_h[k]))
+        # the larger children: parent minus smaller child, into one new array
+        large_h = np.empty_like(small_h)
+        for array, pos, rows in hists.groups(ids):
+            subtract_histograms(array, rows, small_h, pos, large_h)
+        child_hists.put(small_h, small)
+        child_hists.put(large_h, large)
         return children, child_hists
 
     # -- growth policies ------------------------------------------------------------------
@@ -190,12 +235,12 @@ class TreeLearner:
 
     def _depthwise(self, nodes, g, h, keys, root_hist):
         frontier = [0]
-        hists = {0: root_hist}
+        hists = _Hists()
+        hists.put(root_hist[None], [0])
         n_leaves = 1
         max_leaves = self.gw.p.max_leaves if self.gw.p.max_leaves > 0 else np.inf
         while frontier and self._depth_ok(nodes.depth[frontier[0]]) and n_leaves < max_leaves:
-            H = np.stack([hists[i] for i in frontier])
-            res = self._find(H, frontier, nodes, keys)
+            res = self._find(hists, frontier, nodes, keys)
             gain = res[0]
             ok = [k for k in range(len(frontier)) if self._splits(gain[k])]
             if np.isfinite(max_leaves):
@@ -206,18 +251,19 @@ class TreeLearner:
             ids = [frontier[k] for k in ok]
             n_leaves += len(ok)
             more = self._depth_ok(nodes.depth[ids[0]] + 1) and n_leaves < max_leaves
-            frontier, hists = self._apply_splits(nodes, ids, H, ok, res, g, h, more)
+            frontier, hists = self._apply_splits(nodes, ids, hists, ok, res, g, h, more)
 
     def _lossguide(self, nodes, g, h, keys, root_hist):
         max_leaves = self.gw.p.max_leaves if self.gw.p.max_leaves > 0 else np.inf
-        hists = {0: root_hist}
+        hists = _Hists()
+        hists.put(root_hist[None], [0])
         heap = []
 
         def push(ids):
             ids = [i for i in ids if self._depth_ok(nodes.depth[i])]
             if not ids:
                 return
-            res = self._find(np.stack([hists[i] for i in ids]), ids, nodes, keys)
+            res = self._find(hists, ids, nodes, keys)
             for k, nid in enumerate(ids):
                 if self._splits(res[0][k]):
                     single = tuple(np.asarray(a[k:k + 1]) for a in res)
@@ -229,11 +275,11 @@ class TreeLearner:
             _, nid, res = heapq.heappop(heap)
             n_leaves += 1
             more = self._depth_ok(nodes.depth[nid] + 1) and n_leaves < max_leaves
-            children, child_hists = self._apply_splits(nodes, [nid], hists[nid][None], [0], res,
-                                                       g, h, more)
-            del hists[nid]
+            children, child_hists = self._apply_splits(nodes, [nid], hists, [0], res, g, h,
+                                                       more)
+            del hists.at[nid]
             if more:
-                hists.update(child_hists)
+                hists.at.update(child_hists.at)
                 push(children)
 
     # -- output -----------------------------------------------------------------------------

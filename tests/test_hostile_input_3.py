@@ -184,3 +184,16 @@ def test_ranker_refuses_group_and_qid_together():
         hardwood.GBDTRanker(n_estimators=2).fit(X, y, group=[150, 150], eval_set=[(X, y)],
                                                 eval_group=[[300]], eval_qid=[np.zeros(300)])
     hardwood.GBDTRanker(n_estimators=2).fit(X, y, qid=np.repeat([0, 1], 150))
+
+
+# -- Dataset.from_batches: weights all zero ------------------------------------------------------
+def test_from_batches_refuses_weights_that_are_all_zero(tmp_path):
+    """hardwood.Dataset refuses them; from_batches took them, and training then failed with
+    numpy's ZeroDivisionError ("Weights sum to zero")."""
+    X, x0 = _xy()
+    batches = [(X[:150], x0[:150], np.zeros(150)), (X[150:], x0[150:], np.zeros(150))]
+    with pytest.raises(ValueError, match="weight is zero for every row"):
+        hardwood.Dataset.from_batches(lambda: iter(batches), str(tmp_path))
+    batches[1] = (X[150:], x0[150:], np.ones(150))
+    ds = hardwood.Dataset.from_batches(lambda: iter(batches), str(tmp_path))
+    assert hardwood.train({"max_depth": 2}, ds, num_boost_round=2).num_trees == 2

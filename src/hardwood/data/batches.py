@@ -89,6 +89,9 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
         sizes.append(n)
     if sketches is None or sum(sizes) == 0:
         raise ValueError("make_batches gave no rows")
+    if weights[0] is not None and not any(np.any(w > 0) for w in weights):
+        # as hardwood.Dataset: training met it as a ZeroDivisionError from numpy
+        raise ValueError("weight is zero for every row")
     bm = BinMapper(max_bin=max_bin).fit_sketches(sketches)
     n_rows = int(sum(sizes))
     digest = data_digest.hexdigest()

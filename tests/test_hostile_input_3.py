@@ -197,3 +197,16 @@ def test_from_batches_refuses_weights_that_are_all_zero(tmp_path):
     batches[1] = (X[150:], x0[150:], np.ones(150))
     ds = hardwood.Dataset.from_batches(lambda: iter(batches), str(tmp_path))
     assert hardwood.train({"max_depth": 2}, ds, num_boost_round=2).num_trees == 2
+
+
+def test_eval_metric_must_be_names():
+    """eval_metric=5 gave "TypeError: 'int' object is not iterable"; a dict was read as its
+    keys."""
+    X, x0 = _xy()
+    ds = hardwood.Dataset(X, x0)
+    for bad in (5, {"rmse": 1}, ["rmse", 2], np.float64(1.0)):
+        with pytest.raises(TypeError, match="eval_metric must be a metric name or a list"):
+            hardwood.train({"eval_metric": bad}, ds, num_boost_round=1, valid_sets=[ds])
+    m = hardwood.train({"eval_metric": ("rmse", "mae")}, ds, num_boost_round=1,
+                       valid_sets=[hardwood.Dataset(X, x0, reference=ds)])
+    assert set(m.evals_result["valid_0"]) == {"rmse", "mae"}

@@ -179,6 +179,10 @@ def resolve_params(params) -> dict:
     if isinstance(p["eval_metric"], str):
         p["eval_metric"] = [p["eval_metric"]]
     elif p["eval_metric"] is not None:
-        p["eval_metric"] = list(p["eval_metric"])
+        m = p["eval_metric"]
+        if (not isinstance(m, (list, tuple))
+                or not all(isinstance(name, str) for name in m)):
+            raise TypeError(f"eval_metric must be a metric name or a list of them, got {m!r}")
+        p["eval_metric"] = list(m)
     p["verbose"] = bool(p["verbose"])
     return p

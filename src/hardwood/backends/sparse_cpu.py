@@ -23,14 +23,15 @@ rounding of the histogram sums (``tests/test_sparse.py``).
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
 from ..parallel import run_ranges
 from ._intrinsics import add_pair, prefetch
 from .base import Backend
-from .cpu import (PREFETCH_AHEAD, add_values_range, block_rows, copy_back_range, make_blocks,
-                  predict_binned_rows, reduce_range, reduce_tasks, split_offsets)
+from .cpu import (PREFETCH_AHEAD, REDUCE_CHUNK, add_values_range, block_rows, copy_back_range,
+                  make_blocks, predict_binned_rows, split_offsets)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -59,12 +60,16 @@ def slots_of(indices, bins, offsets):
 
 
 @njit(cache=True, nogil=True)
-def sparse_hist_range(k0, k1, indptr, slots, g, h, rows, blk_begin, blk_end, out, totals):
-    """Blocks ``k0 .. k1 - 1``: the (g, h) of block k's rows into out[k] (a flat histogram)
-    at their stored entries' slots, and their sums into totals[k]. The entries of a row a
-    few rows ahead are prefetched: the node's rows are scattered over the matrix."""
-    for k in range(k0, k1):
-        hb = out[k]
+def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begin, blk_end,
+                      seg_first, out, extra, totals):
+    """Tasks ``t0 .. t1 - 1``, task t being blocks ``cuts[t] .. cuts[t + 1] - 1``: the (g, h)
+    of block k's rows at their stored entries' slots, into its node's histogram ``out[s]``
+    for a node's first block, else into ``extra[k - s - 1]`` (flat histograms), and their
+    sums into totals[k]. The entries of a row a few rows ahead are prefetched: the node's
+    rows are scattered over the matrix."""
+    for k in range(cuts[t0], cuts[t1]):
+        s = blk_seg[k]
+        hb = out[s] if k == seg_first[s] else extra[k - s - 1]
         hb[:] = 0.0
         G = 0.0
         H = 0.0
@@ -87,6 +92,35 @@ def sparse_hist_range(k0, k1, indptr, slots, g, h, rows, blk_begin, blk_end, out
                 add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
         totals[k, 0] = G
         totals[k, 1] = H
+
+
+@njit(cache=True, nogil=True)
+def add_blocks_range(t0, t1, out, extra, seg_first, n_chunks):
+    """Tasks ``t0 .. t1 - 1``: ``out[s] += extra[k - s - 1]`` for node s's blocks k after its
+    first, in block order, over chunk ``t % n_chunks`` of the cells of node ``t // n_chunks``:
+    each cell's sum is ((b0 + b1) + b2) + ..., as ``cpu.reduce_range`` adds them."""
+    width = out.shape[1]
+    for t in range(t0, t1):
+        s = t // n_chunks
+        c0 = (t % n_chunks) * REDUCE_CHUNK
+        c1 = min(width, c0 + REDUCE_CHUNK)
+        row = out[s]
+        for k in range(seg_first[s] + 1, seg_first[s + 1]):
+            x = extra[k - s - 1]
+            for c in range(c0, c1):
+                row[c] += x[c]
+
+
+def balanced_cuts(blk_begin, blk_end, n_tasks):
+    """Cut the blocks into ``n_tasks`` runs of about equal rows (``run_ranges`` cuts by
+    count: a level's blocks differ in size): ``cuts`` (int64, n_tasks + 1)."""
+    nb = blk_begin.shape[0]
+    if nb == 0:
+        return np.zeros(n_tasks + 1, dtype=np.int64)
+    cum = np.cumsum(blk_end - blk_begin)
+    marks = cum[-1] * np.arange(1, n_tasks) / n_tasks
+    inner = np.searchsorted(cum, marks, side="left") + 1
+    return np.concatenate(([0], np.minimum(inner, nb), [nb])).astype(np.int64)
 
 
 @njit(cache=True, nogil=True)
@@ -282,15 +316,19 @@ class SparseCPUBackend(Backend):
         width = 2 * self.total_bins
         blk_seg, blk_begin, blk_end, first = self._blocks(begins, ends)
         nb = blk_begin.size
+        n = begins.size
         totals = np.empty((nb, 2), dtype=np.float64)
-        out = np.empty((begins.size, width), dtype=np.float64)
-        # one block per node (most levels): straight into its histogram, the same sums
-        blocks = out if nb == begins.size else self._scratch(nb * width).reshape(nb, width)
-        run_ranges(sparse_hist_range, nb, sb.indptr, self._slots, g, h, rows, blk_begin,
-                   blk_end, blocks, totals)
-        if blocks is not out:
-            run_ranges(reduce_range, reduce_tasks(first, width), blocks, first, out,
-                       np.arange(begins.size), 1)
+        out = np.empty((n, width), dtype=np.float64)
+        # a node's first block straight into its histogram, the others into scratch rows
+        # added to it after (in block order: the sums of a zeroed buffer of all blocks)
+        extra = self._scratch(max(nb - n, 1) * width).reshape(max(nb - n, 1), width)
+        n_tasks = min(nb, numba.get_num_threads())
+        run_ranges(sparse_hist_range, n_tasks, balanced_cuts(blk_begin, blk_end, n_tasks),
+                   sb.indptr, self._slots, g, h, rows, blk_seg, blk_begin, blk_end, first, out,
+                   extra, totals)
+        if nb > n:
+            n_chunks = (width + REDUCE_CHUNK - 1) // REDUCE_CHUNK
+            run_ranges(add_blocks_range, n * n_chunks, out, extra, first, n_chunks)
         run_ranges(fill_default_bins, begins.size, out, first, totals, self.offsets_full,
                    sb.default_bin)
         return out.reshape(begins.size, self.total_bins, 2)

@@ -210,3 +210,21 @@ def test_eval_metric_must_be_names():
     m = hardwood.train({"eval_metric": ("rmse", "mae")}, ds, num_boost_round=1,
                        valid_sets=[hardwood.Dataset(X, x0, reference=ds)])
     assert set(m.evals_result["valid_0"]) == {"rmse", "mae"}
+
+
+def test_valid_names_distinct_and_num_class_only_for_multiclass():
+    """Two valid sets of one name: the second's scores overwrote the first's in evals_result,
+    and early stopping followed the mix. num_class with a regression or binary objective was
+    ignored without a word (LightGBM refuses it)."""
+    X, x0 = _xy()
+    ds = hardwood.Dataset(X, x0)
+    v1, v2 = (hardwood.Dataset(X[:100], x0[:100] + s, reference=ds) for s in (0.0, 100.0))
+    with pytest.raises(ValueError, match="valid_names must be distinct; 'a' names two"):
+        hardwood.train({}, ds, 3, valid_sets=[v1, v2], valid_names=["a", "a"])
+    with pytest.raises(TypeError, match="valid_names must be strings"):
+        hardwood.train({}, ds, 3, valid_sets=[v1, v2], valid_names=[0, 1])
+    m = hardwood.train({}, ds, 3, valid_sets=[v1, v2], valid_names=["a", "b"])
+    assert m.evals_result["a"]["rmse"][-1] < 10 < m.evals_result["b"]["rmse"][-1]
+    for objective, y in (("reg:squarederror", x0), ("binary:logistic", (x0 > 0) * 1.0)):
+        with pytest.raises(ValueError, match="num_class=3 applies to multiclass objectives"):
+            hardwood.train({"objective": objective, "num_class": 3}, hardwood.Dataset(X, y), 2)

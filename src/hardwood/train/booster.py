@@ -56,7 +56,11 @@ class Booster:
         if init is not None and init.objective != objective_class(p["objective"]).name:
             raise ValueError(f"init_model was trained with objective {init.objective!r}, but "
                              f"params ask for {p['objective']!r}; continue with the same objective")
-        if objective_class(p["objective"]).task == "multiclass" and p["num_class"] is None:
+        task = objective_class(p["objective"]).task
+        if task != "multiclass" and p["num_class"] is not None:  # it was ignored
+            raise ValueError(f"num_class={p['num_class']} applies to multiclass objectives "
+                             f"(multi:softprob), not {p['objective']!r}")
+        if task == "multiclass" and p["num_class"] is None:
             p["num_class"] = (init.n_outputs if init is not None
                               else _classes_from_labels(y, p["objective"]))
         obj = get_objective(p["objective"], p)
@@ -516,6 +520,11 @@ def _check_valid_sets(train_set, valid_sets, valid_names):
         raise ValueError(f"valid_names has {len(valid_names)} names for {len(valid_sets)} valid_sets")
     if not valid_names:
         valid_names = ["train" if v is train_set else f"valid_{i}" for i, v in enumerate(valid_sets)]
+    if not all(isinstance(name, str) for name in valid_names):
+        raise TypeError(f"valid_names must be strings, got {valid_names!r}")
+    dup = sorted({name for name in valid_names if valid_names.count(name) > 1})
+    if dup:  # evals_result is keyed by name: one set's scores overwrote the other's
+        raise ValueError(f"valid_names must be distinct; {dup[0]!r} names two valid sets")
     for v, name in zip(valid_sets, valid_names):
         if not isinstance(v, Dataset):
             raise TypeError(f"valid set {name!r} must be a hardwood.Dataset")

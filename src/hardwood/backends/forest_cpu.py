@@ -34,6 +34,7 @@ LN2 = math.log(2.0)
 BLOCK = 8192
 MAX_BLOCK_BYTES = 64 << 20
 PREFETCH_AHEAD = 16
+FEATURE_PREFETCH_AHEAD = 4  # rows (of up to BATCH features each)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -361,6 +362,9 @@ def _bf_nodes(i0, i1, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin,
     ``tw``, ``tk``, ``tv``: their scratch); otherwise they are indexed by row number."""
     flat = bins_row.reshape(bins_row.shape[0] * bins_row.shape[1])
     d = bins_row.shape[1]
+    # rows past two cache lines: the gather below prefetches a row's first and last bytes,
+    # which leaves the lines between them to the histogram pass
+    spread = not packed and d > 128
     for i in range(i0, i1):
         b0 = node_begin[i]
         b1 = node_end[i]
@@ -419,6 +423,12 @@ def _bf_nodes(i0, i1, bins_row, rows, tmp, w, yk, yv, is_reg, C, nv, node_begin,
                 ucnt[q] = 0
             for j in range(n):
                 r = b0 + j if packed else rows[b0 + j]
+                if spread and j + FEATURE_PREFETCH_AHEAD < n:
+                    # a wide row's drawn features lie on as many cache lines: ask for a later
+                    # row's lines now (the histogram's reads are latency-bound there)
+                    ra = rows[b0 + j + FEATURE_PREFETCH_AHEAD] * d
+                    for q in range(m):
+                        prefetch(flat, ra + fs[q])
                 for q in range(m):
                     bn = np.int64(bins_row[r, fs[q]])
                     # branch-free: the bin is written at the list's end every time, and the

@@ -346,7 +346,7 @@ def _value_out(lanes, vals, at, multi, pad):
     return L
 
 
-def block_driver_source(walk, V, cat, args, direct):
+def block_driver_source(walk, V, cat, args, direct, keyed=False):
     """The drivers around a generated walk ``walk(name, V, mode)`` whose functions take
     ``(X, r0, r1, used, <args>)``: ``rows_block`` runs the walk for a block of rows,
     ``run_parallel``/``run_serial`` cover the rows in blocks of ``block`` rows (BLOCK_ROWS; the
@@ -358,9 +358,13 @@ def block_driver_source(walk, V, cat, args, direct):
     take the walk with categorical and NaN tests on the block copy, and the others the
     ``dual`` walk (:func:`transposed_block`): ``used`` lists the used features twice, and a
     numerical default-left split stores its feature as ``U + u``, so rows with NaN take the
-    plain walk. A module holds one walk, so that only the walk a model takes compiles (a
-    walk of 16 lanes takes 4-5 s). The drivers keep their ``direct`` argument."""
-    if direct:
+    plain walk; ``keyed``: the ordered-key walk (:func:`key_walk_source`). A module holds one
+    walk, so that only the walk a model takes compiles (a walk of 16 lanes takes 4-5 s). The
+    drivers keep their ``direct`` argument."""
+    if keyed:
+        L = walk("walk_key", V, "key") + [""]
+        pick = [f"    walk_key(X, r0, r1, used, {args})"]
+    elif direct:
         L = walk("walk_direct", V, "cat" if cat else "nan", True) + [""]
         pick = [f"    walk_direct(X, r0, r1, used, {args})"]
     elif cat:
@@ -395,13 +399,151 @@ def _kernel_source(V, cat, multi=False, direct=False):
     return "\n".join(L) + "\n"
 
 
-def kernels(V, cat, multi=False, direct=False):
+def kernels(V, cat, multi=False, direct=False, keyed=False, depth=None):
     """The generated module of ``V`` lanes; ``multi``: for 2-D ``leafval`` (see
     :class:`PredLayout`'s ``width``); ``direct``: rows read in place (see
-    ``block_driver_source``)."""
+    ``block_driver_source``); ``keyed``: the ordered-key walk (:func:`key_walk_source`; a
+    numerical model's block copy), for trees of depth ``depth``."""
+    if keyed:
+        return load_source(f"vpred_v{V}_k{'_m' if multi else ''}_d{depth}",
+                           key_walk_source(V, bool(multi), int(depth)))
     tag = f"v{V}_{'c' if cat else 'n'}{'_m' if multi else ''}{'_d' if direct else ''}"
     return load_source(f"vpred_{tag}", _kernel_source(V, bool(cat), bool(multi),
                                                       bool(direct)))
+
+
+# -- the ordered-key walk (issue 20) ------------------------------------------------------------
+# The padded trees of a numerical model, rows copied into a block (not read in place), walked
+# as heaps: the root is node 1, the children of node j are 2j (left) and 2j + 1 (right), so a
+# step is j = 2j + (the row goes right), and after D steps the leaf is j - 2^D. The block copy
+# holds each value's ordered key (``_intrinsics.order_key``: x <= t <=> key(x) <= key(t)) and
+# the thresholds are keys too, so that a step is four instructions on x86-64
+# (``_intrinsics.key_lanes``: load the feature offset, load the row's key, compare it with
+# the threshold's key in memory, add with carry), where the float walk above takes six to
+# seven and spills lanes at V = 16: 12 lanes, each in a register of its own, one tree's
+# whole walk in one block of assembly; a float32 node is one 8-byte record (key, offset).
+# NaN: the first copy of a feature holds the largest key (every split sends it right), the
+# second, which default-left splits read, key 0 (every split sends it left), as in the dual
+# walk (transposed_block). The rows of a block's last group of lanes that lie beyond the block
+# repeat its last row and are not written out. The leaves reached, and their sums (added in
+# tree order to a block accumulator that starts from ``out``), are those of the float walk.
+# One module per (lanes, depth): the levels are unrolled in the assembly.
+
+
+def order_keys(t):
+    """The ordered keys (``_intrinsics.order_key``) of a float32 or float64 array, in numpy."""
+    t = np.asarray(t)
+    n = t.dtype.itemsize * 8
+    ut, it = (np.uint32, np.int32) if n == 32 else (np.uint64, np.int64)
+    b = (t + t.dtype.type(0.0)).view(ut)
+    s = (b.view(it) >> (n - 1)).view(ut)
+    return b ^ (s | ut(1 << (n - 1)))
+
+
+def key_arrays(featu, thr32, thr64, D):
+    """A depth-``D`` group's node arrays for the keyed walk (``_intrinsics.key_lanes``'s two
+    layouts), a tree every ``2**D`` (float32) or ``2 * 2**D`` (float64) items, node ``j``
+    (1-based: the padded tree's node ``j - 1``) at item ``j`` of its tree: for float32 rows
+    ``key | offset << 32``, for float64 rows the key, and the feature offset ``2**D`` items
+    further."""
+    NI, NL = (1 << D) - 1, 1 << D
+    T = featu.size // NI
+    off = featu.astype(np.uint64).reshape(T, NI)
+    rec32 = np.zeros((T, NL), np.uint64)
+    rec32[:, 1:] = order_keys(thr32).astype(np.uint64).reshape(T, NI) | (off << np.uint64(32))
+    rec64 = np.zeros((T, 2 * NL), np.uint64)
+    rec64[:, 1:NL] = order_keys(thr64).reshape(T, NI)
+    rec64[:, NL + 1:] = off
+    return rec32.ravel(), rec64.ravel()
+
+
+def _key_walk(name, V, multi, depth):
+    """The keyed walk of V lanes over a block's rows r0 .. r1 - 1 through trees of depth
+    ``depth`` (see above)."""
+    L = ["@njit(cache=True, nogil=True)",
+         f"def {name}(X, r0, r1, used, D, {_ARGS}):",
+         "    F = used.shape[0]",
+         "    H = F // 2",
+         f"    nq = (r1 - r0 + {V - 1}) // {V}",
+         "    xs = key_buffer(X, nq * VL * F)",
+         "    zero = order_key(X.dtype.type(0))",
+         "    zero ^= zero",
+         "    top = ~zero",
+         "    last = r1 - 1",
+         "    for q in range(nq):",
+         "        base = q * VL * F",
+         "        for lane in range(VL):",
+         "            xr = X[min(r0 + q * VL + lane, last)]",
+         "            for u in range(H):",
+         "                a = xr[used[u]]",
+         "                kk = order_key(a)",
+         "                nan = a != a",
+         "                xs[base + u * VL + lane] = top if nan else kk",
+         "                xs[base + (u + H) * VL + lane] = zero if nan else kk",
+         "    K = out.shape[1]",
+         "    KL = lout.shape[1]",
+         "    lo = lout.reshape(lout.shape[0] * KL)"]
+    if multi:
+        L.append("    W = leafval.shape[1]")
+    # the block's sums, output by output, start from out's (the additions are those of the
+    # float walk, in the same order)
+    L += ["    NR = nq * VL",
+          "    acc = np.empty(K * NR if not want_leaf else 0, np.float64)",
+          "    if not want_leaf:",
+          "        for gg in range(K):",
+          "            for i in range(r1 - r0):",
+          "                acc[gg * NR + i] = out[r0 + i, gg]",
+          f"    NN = {1 << depth}",
+          "    NL = np.uint64(NN)",
+          "    S = thr.shape[0] // info.shape[0]  # items per tree",
+          "    for k in range(info.shape[0]):",
+          "        lb = info[k, 1]",
+          "        g = info[k, 2]",
+          "        col = info[k, 3]",
+          "        tk = thr[k * S:(k + 1) * S]",
+          "        lk = leafval[lb:lb + NN]",
+          "        ik = leafid[lb:lb + NN]",
+          "        for q in range(nq):",
+          "            xq = xs[q * VL * F:]",
+          "            r = r0 + q * VL",
+          "            nv = min(VL, r1 - r)"]
+    L.append("            " + ", ".join(f"j{lane}" for lane in range(V))
+             + f"{',' if V == 1 else ''} = key_lanes(tk, xq, {V}, {depth})")
+    L.append("            if want_leaf:")
+    for lane in range(V):
+        guard = f"                if {lane} < nv:" if lane else "                if True:"
+        if multi:
+            L += [guard, f"                    q{lane} = ik[j{lane} - NL]",
+                  "                    for w in range(W):",
+                  f"                        lo[np.uint64((r + {lane}) * KL + col + w)] = q{lane}"]
+        else:
+            L += [guard,
+                  f"                    lo[np.uint64((r + {lane}) * KL + col)] = ik[j{lane} - NL]"]
+    # values: into the block's accumulator (lanes past r1 land in its spare rows), whose
+    # row of output g starts at acc[g * NR]
+    L.append("            else:")
+    if multi:
+        L.append("                for w in range(W):")
+        L.append("                    aq = acc[(g + w) * NR + q * VL:]")
+        L += [f"                    aq[{lane}] += lk[j{lane} - NL, w]" for lane in range(V)]
+    else:
+        L.append("                aq = acc[g * NR + q * VL:]")
+        L += [f"                aq[{lane}] += lk[j{lane} - NL]" for lane in range(V)]
+    L += ["    if not want_leaf:",
+          "        for gg in range(K):",
+          "            for i in range(r1 - r0):",
+          "                out[r0 + i, gg] = acc[gg * NR + i]"]
+    return L
+
+
+def key_walk_source(V, multi, depth):
+    """The module of the keyed walk of ``V`` lanes through trees of depth ``depth`` (the
+    drivers of ``block_driver_source``)."""
+    L = [HEADER.format(V=V, CAT=False).replace("categorical=False", "ordered keys"),
+         "from hardwood.backends._intrinsics import key_buffer, key_lanes, order_key", ""]
+    L += block_driver_source(lambda name, V, mode: _key_walk(name, V, multi, depth), V, False,
+                             "D, " + _ARGS, False, keyed=True)
+    return "\n".join(L) + "\n"
 
 
 # -- the one-row path ---------------------------------------------------------------------------

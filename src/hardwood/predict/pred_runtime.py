@@ -21,6 +21,11 @@ V_TABLE = {0: {3: 8, 5: 16, 7: 16, 9: 16, 11: 16},
 # or when padding would multiply its leaves by more than WALK_PAD_FACTOR (benchmarks/README.md)
 WALK_PAD_FACTOR = 8
 DIRECT_FACTOR = 4  # see PredRuntime._build (benchmarks/README.md: the synthetic study)
+# lanes of the ordered-key walk (pred.key_walk_source; benchmarks/README.md, issue 20): 12
+# lanes, each in a register of its own (_intrinsics.key_lanes), beat 8 and 16; a block is 8
+# groups of lanes (96 rows: 128 left 4 lanes idle in each block's last group)
+KEY_V = 12
+KEY_BLOCK_GROUPS = 8
 WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
 # Rows per block of the unpadded walk when its trees are big (random forests grown to full
 # depth: 10^4-10^5 nodes a tree): about one row per node, so that the rows of a block reuse a
@@ -103,15 +108,25 @@ class PredRuntime(CompiledModel):
         # the second copy (NaN there is -inf), so rows with NaN need no test
         self.dual = not self.direct and not self.cat
         used2 = np.concatenate([self.used, self.used])
+        # the dual walk compares ordered keys (pred.key_walk_source) unless told otherwise
+        self.keyed = self.dual and self._keyed
+        self.key_v = self.v if self.v else KEY_V
         self.passes = []
         for g in layout.groups:
-            v = self.v if self.v else tuned_v(self.n_features, g["D"])
+            v = self.key_v if self.keyed else (self.v if self.v else
+                                                tuned_v(self.n_features, g["D"]))
             g["v"] = v
             u = position[g["feat"]]
             if self.dual:
                 u = u + U * ((g["flags"] & 3) == 1)
             # unsigned: no negative-index fix-up
             g["featu"] = (u * v).astype(_pred.feat_dtype(2 * U * v))
+            if self.keyed:
+                rec32, rec64 = _pred.key_arrays(g["featu"], g["thr32"], g["thr64"], g["D"])
+                self.passes.append((_pred.kernels(v, False, W > 1, keyed=True, depth=g["D"]), (
+                    g["D"], g["featu"], rec32, rec64, g["flags"], g["catoff"],
+                    layout.bitsets, g["info"], g["leafval"], g["leafid"]), "keyed", used2))
+                continue
             self.passes.append((_pred.kernels(v, self.cat, W > 1, self.direct), (
                 g["D"], g["featu"], g["thr32"], g["thr64"], g["flags"], g["catoff"],
                 layout.bitsets, g["info"], g["leafval"], g["leafid"]), False,
@@ -151,6 +166,9 @@ class PredRuntime(CompiledModel):
 
     # which trees take the unpadded walk: "auto" (see walks_unpadded), "all" or "none"
     _walk = "auto"
+    # the padded trees of a numerical model on the block copy take the ordered-key walk
+    # (False: the float walk, which the tests compare it with)
+    _keyed = True
     block = _pred.BLOCK_ROWS  # rows per block (16-256 measured within noise of each other)
     _pad = "auto"
 
@@ -160,7 +178,9 @@ class PredRuntime(CompiledModel):
         for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
                   leafid), walk, used in self.passes:
             block = self.block
-            if walk and self.walk_block > block:  # big trees: see WALK_BIG_TREE
+            if walk == "keyed":  # whole groups of lanes (the last one of a block is partial)
+                block = KEY_BLOCK_GROUPS * max(self.key_v, KEY_V)
+            elif walk and self.walk_block > block:  # big trees: see WALK_BIG_TREE
                 block = min(self.walk_block, max(block, -(-n // (2 * numba.get_num_threads()))))
             args = (block, used, self.direct, first, feat, thr32 if f32 else thr64,
                     flags, catoff, bits, self.ncat, info, leafval, leafid, out, lout, want_leaf)

@@ -228,3 +228,23 @@ def test_valid_names_distinct_and_num_class_only_for_multiclass():
     for objective, y in (("reg:squarederror", x0), ("binary:logistic", (x0 > 0) * 1.0)):
         with pytest.raises(ValueError, match="num_class=3 applies to multiclass objectives"):
             hardwood.train({"objective": objective, "num_class": 3}, hardwood.Dataset(X, y), 2)
+
+
+# -- forests: a warm start checks the frame's column names -----------------------------------
+def test_forest_warm_start_checks_the_column_names():
+    """Validating y forgot the fitted feature names, so a warm start on a frame with renamed
+    or reordered columns grew its new trees on them with only a warning, and the forest lost
+    feature_names_in_."""
+    import pandas as pd
+
+    X, x0 = _xy()
+    df = pd.DataFrame(X, columns=list("abc"))
+    for bad in (df.rename(columns={"a": "z"}), df[["c", "b", "a"]]):
+        rf = hardwood.RandomForestRegressor(n_estimators=2, warm_start=True).fit(df, x0)
+        rf.n_estimators = 4
+        with pytest.raises(ValueError, match="feature names should match"):
+            rf.fit(bad, x0)
+    rf = hardwood.RandomForestRegressor(n_estimators=2, warm_start=True).fit(df, x0)
+    rf.n_estimators = 4
+    rf.fit(df, x0)
+    assert len(rf.forest_.trees) == 4 and rf.feature_names_in_.tolist() == ["a", "b", "c"]

@@ -66,7 +66,10 @@ def _validate(est, X, y=None, *, fitting, reset=True, **kw):
         return validate_data(est, X, y, reset=reset, **kw, **_CHECK_X)
     if not fitting:
         return validate_data(est, X, skip_check_array=True, reset=reset)
-    y = validate_data(est, y=y, **kw)
+    names = getattr(est, "feature_names_in_", None)
+    y = validate_data(est, y=y, **kw)  # (this forgets the fitted feature names: with no X,
+    if names is not None and not reset:  # it takes them to be none; a warm start keeps them)
+        est.feature_names_in_ = names
     X = validate_data(est, X, skip_check_array=True, reset=reset)
     check_consistent_length(X, y)
     return X, y

@@ -220,3 +220,49 @@ def test_pages_continued_training_and_dense_consumers():
 
     f = RandomForestClassifier(n_estimators=3, random_state=0).fit(C, y)
     np.testing.assert_array_equal(f.predict(C), f.predict(X))
+
+
+def test_split_scan_skips_only_fields_that_cannot_split():
+    """② skips a field when ``cannot_split`` says so: then the full scan's gain is -inf, on
+    fields of 0, 1 or 2 bins with hessian, with and without missing values, and a node
+    hessian equal to the bin's, a rounding off it, or well above it."""
+    from hardwood.backends.split import _scan_numeric, cannot_split, find_best_splits, score
+
+    rng = np.random.default_rng(5)
+    skipped = 0
+    for trial in range(3000):
+        nv = int(rng.integers(1, 9))
+        hist = np.zeros((nv + 1, 2))
+        for b in rng.choice(nv, size=min(nv, int(rng.integers(0, 3))), replace=False):
+            hist[b] = rng.normal(), rng.choice([0.5, 1e-9, 3.0])
+        if rng.random() < 0.2:
+            hist[nv] = rng.normal(), rng.random()
+        H = hist[:, 1].sum() + rng.choice([0.0, 1e-12, -1e-12, 0.7])
+        G = hist[:, 0].sum()
+        mcw = float(rng.choice([0.0, 1e-3, 1.0]))
+        if cannot_split(hist, 0, nv, H, mcw):
+            skipped += 1
+            gain = _scan_numeric(hist, 0, nv, G, H, 1.0, 0.0, mcw, score(G, H, 1.0, 0.0))[0]
+            assert gain == -np.inf, (hist, H, mcw)
+    assert skipped > 300
+    # the whole ②: the learner's scan (with the skip) against the fused grower's (without)
+    from hardwood.backends.split import find_best_splits_pooled
+
+    X, C = _matrix(3000, 30, 0.03, seed=2)
+    ds = Dataset(C, np.zeros(3000), sparse=True, max_bin=16)
+    be = SparseCPUBackend(ds.sparse_bins, ds.bin_mapper.offsets)
+    g = rng.normal(size=3000).astype(np.float32)
+    h = rng.random(3000).astype(np.float32)
+    rows = np.arange(3000, dtype=np.int32)
+    begins, ends = np.arange(0, 3000, 100), np.arange(100, 3001, 100)
+    hists = be.build_histograms(rows, begins, ends, g, h)
+    bm = ds.bin_mapper
+    args = (np.asarray([np.float64(g[b:e].sum(dtype=np.float64)) for b, e in zip(begins, ends)]),
+            hists[:, bm.offsets[0]:bm.offsets[1], 1].sum(axis=1),
+            np.ones((30, 30), dtype=bool), np.ascontiguousarray(bm.offsets[:-1], dtype=np.int64),
+            np.ascontiguousarray(bm.n_value_bins, dtype=np.int64), np.zeros(30, dtype=bool),
+            1.0, 0.0, 1e-3, 4, 64)
+    a = find_best_splits(hists, *args)
+    b = find_best_splits_pooled(hists, np.arange(30), *args)
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)

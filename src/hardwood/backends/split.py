@@ -149,6 +149,30 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
 
 
 @njit(cache=True, nogil=True)
+def cannot_split(hist, off, nv, H, mcw):
+    """Whether ``_scan_numeric`` of this numeric field surely finds no valid split (gain
+    -inf), read from its bins: no missing hessian, and at most one value bin of non-zero
+    hessian, which leaves less than the minimum hessian (``H`` minus it) to the other side.
+    Every threshold then puts an exact 0 (the bins before that one) or that bin's hessian
+    left, as the scan's prefix sums do. A sparse field without entries in a node (its rows
+    all in the default bin) is such a field: ② skips it."""
+    if hist[off + nv, 1] > 0.0:
+        return False
+    n = 0
+    hb = 0.0
+    for b in range(nv):
+        x = hist[off + b, 1]
+        if x != 0.0:
+            if n == 1:
+                return False  # two bins with hessian (most fields: at the first two)
+            n = 1
+            hb = x
+    if n == 0:
+        return True
+    return not (H - hb >= max(mcw, MIN_HESS))
+
+
+@njit(cache=True, nogil=True)
 def _category_order(hist, off, K, lam):
     """Non-empty categories of the field, sorted by G/(H+lambda) (stable)."""
     cnt = 0
@@ -288,8 +312,11 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         if feat_mask[s, j]:
             G = node_G[s]
             H = node_H[s]
-            gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j],
-                                                   G, H, lam, alpha, mcw, score(G, H, lam, alpha))
+            hist = pool[slots[s]]
+            if cannot_split(hist, offsets[j], n_value_bins[j], H, mcw):
+                continue  # its gain stays -inf, the scan's answer
+            gain, code, dl, GL, HL = _scan_numeric(hist, offsets[j], n_value_bins[j], G, H, lam,
+                                                   alpha, mcw, score(G, H, lam, alpha))
             f_gain[s, j] = gain
             f_code[s, j] = code
             f_dl[s, j] = dl

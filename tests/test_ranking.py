@@ -246,3 +246,21 @@ def test_ranker_requires_its_queries():
     X, y, _ = _queries(5)
     with pytest.raises(ValueError, match="needs the queries"):
         hardwood.GBDTRanker(n_estimators=2).fit(X, y)
+
+
+def test_label_gain_sets_the_highest_grade():
+    """Grades past 30 are allowed when label_gain covers them (as LightGBM allows); the
+    error names label_gain's range otherwise."""
+    rng = np.random.default_rng(0)
+    X = rng.random((300, 4))
+    y = np.floor(X[:, 0] * 100.999)  # grades 0..100
+    gain = np.arange(101.0)
+    ours = hardwood.GBDTRanker(n_estimators=5, label_gain=list(gain), n_jobs=1)
+    ours.fit(X, y, group=[150, 150])
+    p = ours.predict(X)
+    assert np.corrcoef(p, y)[0, 1] > 0.8
+    with pytest.raises(ValueError, match=r"grades 0\.\.30, found \d+\.0$"):
+        hardwood.GBDTRanker(n_estimators=2, n_jobs=1).fit(X, y, group=[150, 150])
+    with pytest.raises(ValueError, match=r"grades 0\.\.50 \(label_gain's grades\), found"):
+        hardwood.GBDTRanker(n_estimators=2, label_gain=list(gain[:51]), n_jobs=1).fit(
+            X, y, group=[150, 150])

@@ -513,7 +513,7 @@ def _ranking_scores(model, y, pred, queries, path):
     if queries is None:
         return [f"no ranking scores: {path!r} has no query groups (give --group FILE or "
                 f"--qid-column COL, qid: in a LibSVM file, or {path + '.query'!r})"]
-    check_ranking_labels(y, "--label")
+    check_ranking_labels(y, "--label", model.params.get("label_gain"))
     ptr = queries.boundaries(y.shape[0])
     gain = label_gains(model.params, y)
     return [f"{m} {_fmt_metric(ranking_metric(m, y, pred, ptr, gain))}"

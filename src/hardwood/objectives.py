@@ -273,7 +273,7 @@ class _Ranking(Objective):
             raise ValueError(f"lambdarank_truncation_level must be >= 1, got {self.truncation}")
 
     def check_labels(self, y):
-        ranking.check_ranking_labels(y, self.name)
+        ranking.check_ranking_labels(y, self.name, self.params.get("label_gain"))
         self.gain = ranking.label_gains(self.params, y)
 
     def set_queries(self, ptr):

@@ -86,11 +86,15 @@ def label_gains(params, y):
     return gain
 
 
-def check_ranking_labels(y, what="ranking"):
-    if np.any(y != np.floor(y)) or np.any(y < 0) or np.any(y > MAX_LABEL):
-        bad = y[(y != np.floor(y)) | (y < 0) | (y > MAX_LABEL)][0]
-        raise ValueError(f"{what} labels must be integer relevance grades 0..{MAX_LABEL}, "
-                         f"found {bad!r}")
+def check_ranking_labels(y, what="ranking", label_gain=None):
+    """Labels are integer grades 0..30, or 0..len(label_gain) - 1 when ``label_gain`` is
+    given (as LightGBM allows)."""
+    top = MAX_LABEL if label_gain is None else len(label_gain) - 1
+    if np.any(y != np.floor(y)) or np.any(y < 0) or np.any(y > top):
+        bad = float(y[(y != np.floor(y)) | (y < 0) | (y > top)][0])
+        raise ValueError(f"{what} labels must be integer relevance grades 0..{top}"
+                         + ("" if label_gain is None else " (label_gain's grades)")
+                         + f", found {bad!r}")
 
 
 # -- gradients ---------------------------------------------------------------------------------

@@ -372,7 +372,7 @@ def _check_queries(obj, train_set, valid_sets, valid_names, metric_names):
     for v, name in zip(valid_sets, valid_names):
         if v is train_set:
             continue
-        check_ranking_labels(v.label, f"valid set {name!r}")
+        check_ranking_labels(v.label, f"valid set {name!r}", obj.params.get("label_gain"))
         if v.label.size and int(v.label.max()) >= obj.gain.size:
             raise ValueError(f"valid set {name!r} has label {int(v.label.max())}, beyond "
                              f"label_gain's {obj.gain.size} grades")

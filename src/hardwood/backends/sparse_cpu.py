@@ -6,8 +6,10 @@ The bins are CSR: each row's entries off their field's *default bin* (the bin of
 ① ``build_histograms``: each block of a node's rows adds every row's (g, h) to the bins of
   its stored entries only, and to the node's totals. A field's default bin is never
   accumulated: its sums are the node's totals minus the field's other bins
-  (``fill_default_bins``), as LightGBM and XGBoost recover their zero bin. Blocks are summed
-  per node in block order, so the sums do not depend on the thread count.
+  (``fill_default_bins``), as LightGBM and XGBoost recover their zero bin. A node's first
+  block sums straight into its histogram, the others into scratch added after in block
+  order, so the sums do not depend on the thread count; the blocks go to the threads in
+  runs of about equal rows.
 ③ ``partition``: each block of a node's rows finds its rows' bins of the node's split field
   in the field's column (a CSC copy of the entries, made once): the column entries between
   the block's least and greatest row mark, in a bitmap over the rows, the rows whose bin

@@ -14,6 +14,11 @@ left, generated only for models that have them. Elsewhere no walk tests for NaN:
 copied twice, the second copy with -inf for NaN, and a default-left split reads the second
 (``transposed_block``), so a row with NaN walks as fast as a row without.
 
+The batches of a numerical model on the block copy take the ordered-key walk instead
+(``key_walk_source``, issue 20): the same padded trees as heaps, floats compared as
+order-preserving unsigned keys, four instructions a step on x86-64; the float walk above stays
+for categorical models, rows read in place, and as its twin in the tests.
+
 Thresholds are kept in float64 and, for float32 input, in float32 rounded down (exact:
 ``x <= t`` ⇔ ``x <= float32_floor(t)`` for float32 ``x``). Trees are grouped by depth; each group
 runs as one parallel pass over blocks of rows.

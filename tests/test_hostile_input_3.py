@@ -248,3 +248,55 @@ def test_forest_warm_start_checks_the_column_names():
     rf.n_estimators = 4
     rf.fit(df, x0)
     assert len(rf.forest_.trees) == 4 and rf.feature_names_in_.tolist() == ["a", "b", "c"]
+
+
+def test_model_cache_key_is_constant_time_and_sees_list_edits():
+    """The caches' key counts the tree list's edits instead of comparing every tree at every
+    call (one row through Model.predict paid 3x for a 500-tree model): every way of changing
+    the list still drops the cache, and a list that no longer matches tree_group is an error
+    (a tree appended without its group corrupted memory)."""
+    from hardwood.model.model import TreeList
+
+    rng = np.random.default_rng(0)
+    X = rng.random((200, 3))
+    y = X[:, 0] + rng.random(200) * 0.1
+
+    def model():
+        m = hardwood.train({"max_depth": 2}, hardwood.Dataset(X, y), num_boost_round=6)
+        m.predict(X)  # caches filled
+        m.predict(X, runtime="auto")
+        return m
+
+    def fresh(m):  # the same trees in a model with no caches
+        return hardwood.Model(list(m.trees), np.zeros(len(m.trees), dtype=np.int32),
+                              m.base_score, m.objective, m.n_outputs, m.info)
+
+    m = model()
+    assert isinstance(m.trees, TreeList)
+    assert len(m._trees_version()) == 6  # no tree in the key: O(1) in the number of trees
+    for edit in (lambda t: t.__setitem__(0, t[1]), lambda t: t.reverse(),
+                 lambda t: t.sort(key=lambda tree: tree.n_nodes)):
+        m = model()
+        edit(m.trees)
+        for runtime in (None, "auto"):
+            np.testing.assert_allclose(m.predict(X, runtime=runtime),
+                                       fresh(m).predict(X), rtol=1e-6)
+    for edit in (lambda t: t.pop(), lambda t: t.append(t[0]), lambda t: t.insert(0, t[-1]),
+                 lambda t: t.__delitem__(slice(0, 2)), lambda t: t.extend(t[:1])):
+        m = model()
+        edit(m.trees)
+        for runtime in (None, "auto"):
+            with pytest.raises(ValueError, match="tree_group"):
+                m.predict(X, runtime=runtime)
+        with pytest.raises(ValueError, match="tree_group"):
+            hardwood.compile(m)
+        m.tree_group = np.zeros(len(m.trees), dtype=np.int32)
+        np.testing.assert_allclose(m.predict(X, runtime="auto"), fresh(m).predict(X),
+                                   rtol=1e-6)
+    m = model()
+    m.trees = list(m.trees)[:3]  # a plain list assigned: a TreeList, counted from here
+    m.tree_group = m.tree_group[:3]
+    assert isinstance(m.trees, TreeList)
+    np.testing.assert_allclose(m.predict(X), fresh(m).predict(X))
+    with pytest.raises(TypeError, match=r"compile\(estimator\.model_\)"):
+        hardwood.compile(hardwood.GBDTRegressor(n_estimators=2).fit(X, y))

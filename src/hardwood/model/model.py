@@ -32,6 +32,35 @@ class _Version(tuple):
     __hash__ = None
 
 
+def _counts_edit(name):
+    def method(self, *args, **kwargs):
+        self.edits += 1
+        return getattr(list, name)(self, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+class TreeList(list):
+    """``Model.trees``: a list that counts its own changes (``edits``), so that the model's
+    caches can tell in O(1) that a tree was put in, taken out or replaced (comparing every
+    tree at every call cost more than predicting one row)."""
+
+    edits = 0
+    __setitem__ = _counts_edit("__setitem__")
+    __delitem__ = _counts_edit("__delitem__")
+    __iadd__ = _counts_edit("__iadd__")
+    __imul__ = _counts_edit("__imul__")
+    append = _counts_edit("append")
+    extend = _counts_edit("extend")
+    insert = _counts_edit("insert")
+    pop = _counts_edit("pop")
+    remove = _counts_edit("remove")
+    clear = _counts_edit("clear")
+    sort = _counts_edit("sort")
+    reverse = _counts_edit("reverse")
+
+
 class Model:
     """A tree ensemble: trees, base score per output, objective, and feature metadata.
 
@@ -42,7 +71,7 @@ class Model:
     def __init__(self, trees, tree_group, base_score, objective, n_outputs, info: FeatureInfo,
                  params=None, best_iteration=None, best_score=None, evals_result=None,
                  training_profile=None):
-        self.trees: list[Tree] = list(trees)
+        self.trees: list[Tree] = TreeList(trees)
         self.tree_group = np.asarray(tree_group, dtype=np.int32)
         self.base_score = np.asarray(base_score, dtype=np.float64).reshape(-1)
         self.objective = objective
@@ -56,6 +85,11 @@ class Model:
         self._packed = None  # (trees version, packed arrays)
         self._compiled = {}  # (runtime, tree range) -> compiled model, for one trees version
         self._shap = None  # (trees version, TreeSHAP's paths and tables)
+
+    def __setattr__(self, name, value):
+        if name == "trees" and not isinstance(value, TreeList):
+            value = TreeList(value)  # a list assigned anew: its changes counted from here
+        object.__setattr__(self, name, value)
 
     # -- basic facts ----------------------------------------------------------------
     @property
@@ -93,13 +127,14 @@ class Model:
 
     # -- prediction -----------------------------------------------------------------
     def _trees_version(self):
-        """What the caches are keyed by: the tree list, its length and every tree in it. The
+        """What the caches are keyed by: the tree list, its length and its count of edits. The
         trainer appends to the list of the model its callbacks see, and a user may assign a
         new list or put another tree in the list's place, so a cache built before any of these
         can never serve the trees after it (a stale packed copy would send the kernels past the
         end of its arrays, or predict with the tree replaced)."""
         t = self.trees
-        return _Version((t, len(t), self.tree_group, len(self.tree_group), tree_edits(), *t))
+        return _Version((t, len(t), t.edits, self.tree_group, len(self.tree_group),
+                         tree_edits()))
 
     def _compiled_version(self):
         """The trees version, with what a compiled runtime also holds: the objective (its
@@ -108,10 +143,29 @@ class Model:
         return _Version((*self._trees_version(), str(self.objective), self.n_outputs,
                          base.tobytes()))
 
+    def check_structure(self):
+        """The tree list and ``tree_group`` must agree before any kernel reads them (a tree
+        appended without its group sent the kernels past the end of the groups: memory
+        corruption); a ``ValueError`` says what does not."""
+        g = np.asarray(self.tree_group)
+        n = len(self.trees)
+        bad = next((i for i, t in enumerate(self.trees) if not isinstance(t, Tree)), None)
+        if bad is not None:
+            raise TypeError(f"model.trees[{bad}] is a {type(self.trees[bad]).__name__}, not a "
+                            "hardwood Tree")
+        if g.ndim != 1 or g.shape[0] != n or g.dtype.kind not in "iu":
+            raise ValueError(f"the model has {n} trees but tree_group holds {g.shape} "
+                             f"{g.dtype} entries; give every tree its output (tree_group, one "
+                             "integer per tree) when changing model.trees")
+        if n and (g.min() < 0 or g.max() >= max(self.n_outputs, 1)):
+            raise ValueError(f"tree_group holds output {int(g.min() if g.min() < 0 else g.max())}"
+                             f", outside the model's {self.n_outputs} outputs")
+
     def packed(self):
         version = self._trees_version()
         cached = self.__dict__.get("_packed")
         if cached is None or cached[0] != version:
+            self.check_structure()
             for t in self.trees:  # changed in place, they would differ from the packed copy
                 t.freeze()
             cached = self._packed = (version, pack(self.trees, self.tree_group,
@@ -189,6 +243,7 @@ class Model:
             compiled = cache.get(key)
             if compiled is None:
                 from ..predict.dispatch import compile as _compile
+                self.check_structure()
                 for t in self.trees:  # as packed(): changed in place, they would go stale
                     t.freeze()
                 compiled = _compile(self, runtime, iteration_range=iteration_range)

@@ -103,12 +103,16 @@ def compile(model, runtime="auto", *, v=None, iteration_range=None):
     ``compile_seconds``. ``v``: vpred's interleave width (None: tuned)."""
     from ..model.model import Model
     if not isinstance(model, Model):
+        if type(model).__module__.startswith("hardwood"):  # one of hardwood's estimators
+            raise TypeError(f"compile needs a hardwood.Model, got a {type(model).__name__}: "
+                            "pass its fitted model, compile(estimator.model_)")
         raise TypeError(f"compile needs a hardwood.Model, got {type(model).__name__}; "
                         "use hardwood.import_model for XGBoost/LightGBM/scikit-learn models")
     if v is not None and runtime != "vpred":
         raise ValueError("v applies to runtime='vpred' only")
     if not model.trees:
         raise ValueError("the model has no trees")
+    model.check_structure()
     return make(model, runtime, iteration_range, v)
 
 

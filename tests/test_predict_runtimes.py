@@ -477,9 +477,9 @@ def test_auto_rule_documented():
     rank = S(84, 5913, 3490, 3503, 15000, 32)  # LambdaMART on rank.train
     lgb255 = S(0, 500 * 21.7, 500 * 5.6, 500 * 5.6, None, 64, "255 leaves")
     picks = {(xgb6, 10**6): "vpred", (xgb6, 1): "vpred", (xgb4, 10**6): "vpred",
-             (xgb4, 1): "vpred", (lgb31, 10**6): "vpred", (lgb31, 1): "naive",
-             (lgb63, 10**6): "vpred", (lgb63, 1): "naive", (rank, 10**6): "vpred",
-             (rank, 1): "naive", (lgb255, 10**6): "vpred", (lgb255, 1): "naive"}
+             (xgb4, 1): "vpred", (lgb31, 10**6): "vpred", (lgb31, 1): "struct+",
+             (lgb63, 10**6): "vpred", (lgb63, 1): "struct+", (rank, 10**6): "vpred",
+             (rank, 1): "struct+", (lgb255, 10**6): "vpred", (lgb255, 1): "struct+"}
     for (shape, n), want in picks.items():
         assert dispatch.choose(n, shape) == want, (vars(shape), n)
         assert "quickscorer" not in dispatch.costs(n, shape)
@@ -640,12 +640,13 @@ def test_shared_splits_are_recognised_by_content():
 
 
 def test_auto_one_row_with_shared_walks():
-    """One row of a model whose trees take the unpadded walk goes to the naive walk, unless
-    one of vpred's walks serves several trees (a forest's class trees)."""
+    """One row of a model whose trees take the unpadded walk goes to the struct+ walk (the
+    naive walk's path over 16-byte nodes), unless one of vpred's walks serves several trees
+    (a forest's class trees)."""
     S = dispatch.ModelShape
     forest = dict(padded_levels=0, walked_levels=30 * 7 * 28, walked_paths=30 * 7 * 20,
                   paths=30 * 7 * 20, qs_nodes=None)
-    assert dispatch.choose(1, S(**forest)) == "naive"
+    assert dispatch.choose(1, S(**forest)) == "struct+"
     assert dispatch.choose(1, S(**forest, width=7)) == "vpred"
     assert dispatch.choose(10**5, S(**forest, width=7)) == "vpred"
 
@@ -699,24 +700,25 @@ def test_packed_forest_equals_the_numpy_packing(models, shared_models):
         assert got.cat_offset.dtype == np.int64 and got.feature.dtype == np.int32
 
 
-def test_auto_lays_out_the_naive_walk_on_the_first_single_row(models, shared_models):
-    """auto compiles its batch runtime with the model; where one row goes to the naive walk
-    (no one-row kernel to bind), the packed model is made on the first call of a few rows."""
+def test_auto_lays_out_the_struct_walk_on_the_first_single_row(models, shared_models):
+    """auto compiles its batch runtime with the model; where one row goes to the struct+ walk
+    (no one-row kernel to bind), its layout is made on the first call of a few rows, and it
+    gives the naive walk's output."""
     seen = 0
     deep = _random_model(15, n_trees=8, depth=12)  # unbalanced and deep: the unpadded walk
     for m, X in list(models.values()) + list(shared_models.values()) + [deep]:
         a = hardwood.compile(m, "auto")
         assert "vpred" in a._rt
-        if a.choose(1) != "naive":
+        if a.choose(1) != "struct+":
             continue
         seen += 1
-        assert "naive" not in a._rt
+        assert "struct+" not in a._rt
         for rows in (X[:1], X[:3]):
             np.testing.assert_allclose(a.predict(rows, output="raw"),
                                        m.predict(rows, output="raw"), rtol=1e-12, atol=1e-12)
             np.testing.assert_array_equal(a.predict(rows, output="leaf"),
                                           m.predict(rows, output="leaf"))
-        assert "naive" in a._rt
+        assert "struct+" in a._rt
     assert seen
 
 

@@ -17,11 +17,11 @@ from .treeshape import node_depths, shared_structure
 
 @register
 class AutoRuntime(CompiledModel):
-    """Picks per call: vpred for batches; vpred's one-row kernel or the naive walk for one row
-    (see :func:`choose`). The batch candidate is compiled with the model, and the one-row
-    candidate too when it has a one-row kernel to bind; the naive walk, which has none, is laid
-    out on the first call of fewer than ``MIN_BATCH`` rows (packing a big forest takes seconds
-    and as much memory as the layout: a cost batch-only users should not pay)."""
+    """Picks per call: vpred for batches; vpred's one-row kernel or the struct+ walk for one
+    row (see :func:`choose`). The batch candidate is compiled with the model, and the one-row
+    candidate too when it has a one-row kernel to bind; the struct+ walk, which has none, is
+    laid out on the first call of fewer than ``MIN_BATCH`` rows (laying out a big forest takes
+    seconds and as much memory as the layout: a cost batch-only users should not pay)."""
 
     runtime = "auto"
 
@@ -129,6 +129,12 @@ COST_QS_NODE = {32: 0.075, 64: 0.085}
 # cost (the call, the checks).
 ONE_ROW_CALL, ONE_ROW_PADDED_LEVEL = 1400.0, 0.7
 ONE_ROW_NAIVE_CALL, ONE_ROW_NAIVE_STEP = 4200.0, 5.3
+# struct+ walks the naive walk's path over 16-byte nodes, a tree's siblings side by side: one
+# cache line a step where the naive walk reads five arrays. Once a model outgrows L2 that is
+# the whole difference (2026-11-23, one row, 500 trees: LambdaMART 31 leaves 24 us against
+# 153 us for the naive walk, XGBoost depth 6 23 against 133 us): the one-row walk of models
+# without a one-row kernel
+ONE_ROW_STRUCT_CALL, ONE_ROW_STRUCT_STEP = 4200.0, 5.3
 ONE_ROW_QS_CALL, ONE_ROW_QS_NODE = 1900.0, 0.5
 # vpred's batch walk on one row costs about twice the naive walk per tree walked (random
 # forests of 30 deep trees, 2026-11-22: one regression tree per walk 52 vs 26 us for the naive
@@ -152,7 +158,7 @@ def costs(n_rows, shape, patented=False):
             cost["vpred"] = ONE_ROW_CALL + ONE_ROW_PADDED_LEVEL * shape.padded_levels
         elif shape.width > 1:
             cost["vpred"] = ONE_ROW_NAIVE_CALL + ONE_ROW_WALK_STEP * shape.paths / shape.width
-        cost["naive"] = ONE_ROW_NAIVE_CALL + ONE_ROW_NAIVE_STEP * shape.paths
+        cost["struct+"] = ONE_ROW_STRUCT_CALL + ONE_ROW_STRUCT_STEP * shape.paths
         if patented and shape.qs_nodes is not None:
             cost["quickscorer"] = ONE_ROW_QS_CALL + ONE_ROW_QS_NODE * shape.qs_nodes
     else:
@@ -168,8 +174,8 @@ def choose(n_rows, shape):
     """The rule behind ``runtime='auto'``: the candidate of least estimated cost
     (:func:`costs`; measurements: ``benchmarks/predict_auto_rule.py`` and benchmarks/README.md,
     "Prediction"). Batches take vpred. One row takes vpred's one-row kernel (3.8 us on the
-    XGBoost depth-6 model) or the naive walk, whichever is estimated cheaper; the naive walk
-    when some trees take the unpadded walk, which has no one-row kernel, unless one walk
+    XGBoost depth-6 model) or the struct+ walk, whichever is estimated cheaper; the struct+
+    walk when some trees take the unpadded walk, which has no one-row kernel, unless one walk
     serves several trees (a forest's class trees): then vpred's batch walk may win. The patented
     QuickScorer is never a candidate (:data:`PATENTED`), although it is faster on leaf-wise
     trees of up to about 31 leaves (LambdaMART: 3.3x vpred): users who hold a licence name it,

@@ -182,10 +182,17 @@ class _KillAtRound(hardwood.TrainingCallback):
 
 
 def _wait_for_two(client):
-    client.wait_for_workers(2, timeout=60)
+    """The nanny restarts a killed worker within seconds. Once, on a loaded machine, the
+    second worker was still missing after 60 s (the fit under test had finished, right): the
+    workers are then restarted, so that the module's later tests still run on two."""
+    try:
+        client.wait_for_workers(2, timeout=60)
+    except TimeoutError:
+        client.restart(timeout=120)  # every worker anew; returns once they are all back
+        client.wait_for_workers(2, timeout=30)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(240)
 def test_worker_killed_mid_training(client, data):
     X, y, *_ = data
     chunks = (150, 150, 150, 150)
@@ -233,7 +240,7 @@ def _unregister(client, name):
     raise AssertionError(f"worker plugin {name!r} could not be removed")
 
 
-@pytest.mark.timeout(180)
+@pytest.mark.timeout(330)
 def test_failures_past_the_retries_raise_with_the_last_model(client, data):
     import cloudpickle
 
@@ -409,7 +416,7 @@ class _KillOnceOnForestStats(distributed.WorkerPlugin):
                 os.kill(os.getpid(), signal.SIGKILL)
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(240)
 def test_forest_histogram_mode_survives_a_killed_worker(client, data, tmp_path):
     """A worker SIGKILLed in the middle of a histogram-mode forest: its partitions' state is
     recomputed from the lineage, and the forest is the uninterrupted one."""

@@ -264,3 +264,9 @@ def test_label_gain_sets_the_highest_grade():
     with pytest.raises(ValueError, match=r"grades 0\.\.50 \(label_gain's grades\), found"):
         hardwood.GBDTRanker(n_estimators=2, label_gain=list(gain[:51]), n_jobs=1).fit(
             X, y, group=[150, 150])
+    for bad in (np.nan, np.inf, -1.0):  # a NaN gain trained to a "diverged" error
+        g = gain.copy()
+        g[7] = bad
+        with pytest.raises(ValueError, match=r"finite gains >= 0; grade 7's is"):
+            hardwood.GBDTRanker(n_estimators=2, label_gain=list(g), n_jobs=1).fit(
+                X, y, group=[150, 150])

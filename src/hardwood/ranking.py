@@ -83,6 +83,10 @@ def label_gains(params, y):
     gain = np.asarray(gain, dtype=np.float64)
     if gain.ndim != 1 or gain.size <= top:
         raise ValueError(f"label_gain has {gain.size} entries, but the labels go up to {top}")
+    if not np.all(np.isfinite(gain)) or np.any(gain < 0):
+        bad = int(np.flatnonzero(~np.isfinite(gain) | (gain < 0))[0])
+        raise ValueError(f"label_gain must hold finite gains >= 0; grade {bad}'s is "
+                         f"{gain[bad]!r}")
     return gain
 
 

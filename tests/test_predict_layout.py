@@ -1,5 +1,8 @@
 """The ordered-key walk of vpred (issue 20, ``pred.key_walk_source``): float keys, the node
 layout, and the walk against the float walk and the naive walk, bit for bit."""
+import os
+import sys
+
 import numpy as np
 import pytest
 from numba import njit
@@ -8,8 +11,13 @@ import hardwood
 from hardwood.backends._intrinsics import key_lanes, order_key
 from hardwood.data.convert import FeatureInfo
 from hardwood.model.model import Model
-from hardwood.model.tree import Tree
 from hardwood.predict import dispatch, pred, pred_runtime
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:  # the random trees live in test_predict_runtimes.py, next to this file
+    sys.path.insert(0, HERE)
+
+from test_predict_runtimes import _random_tree  # noqa: E402
 
 SPECIAL = [0.0, -0.0, np.inf, -np.inf, 1.0, -1.0, 1.5, np.nextafter(1.0, 2.0),
            np.finfo(np.float32).max, -np.finfo(np.float32).max, np.finfo(np.float32).tiny,
@@ -101,37 +109,11 @@ def test_key_lanes_equal_the_heap_walk(kdt):
         assert list(_lanes12(tk, xq)) == want[:12]
 
 
-def _tree(rng, n_features, depth, thresholds, balanced):
-    feature, threshold, left, right, dl, value = [], [], [], [], [], []
-
-    def new():
-        for a in (feature, threshold, left, right, dl, value):
-            a.append(0)
-        return len(feature) - 1
-
-    frontier = [(new(), 0)]
-    while frontier:
-        i, d = frontier.pop(0)
-        if d == depth or (not balanced and d > 0 and rng.random() < 0.25):
-            feature[i], left[i], right[i] = -1, -1, -1
-            value[i] = float(rng.normal())
-            continue
-        feature[i] = int(rng.integers(n_features))
-        threshold[i] = float(rng.choice(thresholds))
-        dl[i] = bool(rng.random() < 0.5)
-        left[i], right[i] = new(), new()
-        frontier += [(left[i], d + 1), (right[i], d + 1)]
-    n = len(feature)
-    return Tree.from_arrays(feature=feature, threshold=threshold, left=left, right=right,
-                            default_left=dl, is_categorical=np.zeros(n, bool),
-                            cat_offset=np.full(n, -1), value=value, gain=np.zeros(n),
-                            cover=np.zeros(n), count=np.zeros(n))
-
-
 def _model(seed, depth, n_trees=9, n_features=6, K=1, balanced=True):
     rng = np.random.default_rng(seed)
     thresholds = np.concatenate([rng.normal(size=40), SPECIAL])
-    trees = [_tree(rng, n_features, depth, thresholds, balanced) for _ in range(n_trees * K)]
+    trees = [_random_tree(rng, n_features, depth, balanced, thresholds, p_leaf=0.25)
+             for _ in range(n_trees * K)]
     info = FeatureInfo(names=[f"f{j}" for j in range(n_features)],
                        is_categorical=np.zeros(n_features, bool), categories=[None] * n_features)
     groups = np.arange(n_trees * K, dtype=np.int32) % K

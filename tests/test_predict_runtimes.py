@@ -51,7 +51,10 @@ def _categorical():
     return m, df
 
 
-def _random_tree(rng, n_features, depth, balanced):
+def _random_tree(rng, n_features, depth, balanced, thresholds=None, p_leaf=0.3):
+    """A random numeric tree, its nodes numbered breadth-first; ``thresholds``: the values to
+    draw thresholds from (None: normal draws); ``p_leaf``: the chance that an inner node of an
+    unbalanced tree stops early."""
     feature, threshold, left, right, dl, value = [], [], [], [], [], []
 
     def new():
@@ -63,12 +66,12 @@ def _random_tree(rng, n_features, depth, balanced):
     frontier = [(root, 0)]
     while frontier:  # breadth-first: children get larger ids than their parents
         i, d = frontier.pop(0)
-        if d == depth or (not balanced and d > 0 and rng.random() < 0.3):
+        if d == depth or (not balanced and d > 0 and rng.random() < p_leaf):
             feature[i], left[i], right[i] = -1, -1, -1
             value[i] = float(rng.normal())
             continue
         feature[i] = int(rng.integers(n_features))
-        threshold[i] = float(rng.normal())
+        threshold[i] = float(rng.normal() if thresholds is None else rng.choice(thresholds))
         dl[i] = bool(rng.random() < 0.5)
         left[i], right[i] = new(), new()
         frontier += [(left[i], d + 1), (right[i], d + 1)]

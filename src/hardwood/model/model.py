@@ -124,6 +124,7 @@ class Model:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
+        self.trees = self.trees  # a model pickled before TreeList: its list made one
 
     # -- prediction -----------------------------------------------------------------
     def _trees_version(self):
@@ -243,7 +244,6 @@ class Model:
             compiled = cache.get(key)
             if compiled is None:
                 from ..predict.dispatch import compile as _compile
-                self.check_structure()
                 for t in self.trees:  # as packed(): changed in place, they would go stale
                     t.freeze()
                 compiled = _compile(self, runtime, iteration_range=iteration_range)

@@ -463,8 +463,8 @@ def cmd_predict(args) -> int:
 
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
-    _check_out(args.out, "predictions", [("--model", args.model), ("--data", args.data)])
-    _check_out(args.out, "predictions", [("--group", args.group)])
+    _check_out(args.out, "predictions", [("--model", args.model), ("--data", args.data),
+                                          ("--group", args.group)])
     model = hardwood.load(args.model)
     ranking = ALIASES.get(model.objective, model.objective) in names(task="ranking")
     queries = None

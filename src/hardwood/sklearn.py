@@ -428,6 +428,7 @@ class GBDTRanker(_GBDTBase):
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
                  top_rate=None, other_rate=None, device="cpu", lambdarank_truncation_level=30,
                  lambdarank_norm=True, label_gain=None, sigmoid=1.0):
+        # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
             max_leaves=max_leaves, grow_policy=grow_policy, min_child_weight=min_child_weight,

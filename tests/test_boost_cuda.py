@@ -169,3 +169,73 @@ def test_cuda_boosting_on_a_real_gpu():
         pytest.skip("CUDA is not usable")
     p = _run(_GPU_SCRIPT, {}, timeout=1200)
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
+
+
+def test_cuda_boosting_kernels_compile_to_ptx(monkeypatch):
+    """Every kernel of backends/cuda.py compiles for a real GPU (where the CUDA compiler
+    libraries are installed; test_forest_cuda.compile_to_ptx)."""
+    sys.path.insert(0, os.path.dirname(__file__))
+    from test_forest_cuda import compile_to_ptx
+
+    from hardwood.backends import cuda as C
+
+    n, k, nb = 64, 3, 5
+    words = np.zeros((n, 2), np.uint32)
+    rows = np.zeros(n, np.int32)
+    ints = lambda *s: np.zeros(s, np.int64)  # noqa: E731
+    f32 = lambda *s: np.zeros(s, np.float32)  # noqa: E731
+    f64 = lambda *s: np.zeros(s, np.float64)  # noqa: E731
+    i, x = np.int64(1), 1.0
+    launches = {
+        "quantise": (f32(n), f32(n), x, x, ints(n), ints(n)),
+        "hist_group": (words, rows, ints(k), ints(k), ints(n), ints(n), ints(2, 4), ints(9),
+                       i, i, True, ints(k, 40, 2)),
+        "flag_left": (words, rows, ints(k), ints(k), ints(k), np.zeros((k, 16), np.uint8), i,
+                      i, np.zeros(n, np.uint8), ints(k, nb)),
+        "scatter_nodes": (rows, ints(k), ints(k), np.zeros(n, np.uint8), ints(k, nb),
+                          ints(k, nb), rows),
+        "copy_nodes": (rows, rows, ints(k), ints(k)),
+        "leaf_delta": (rows, ints(k), ints(k), f64(k), f64(n)),
+        "tree_delta": (words, i, i, ints(7), ints(7), np.zeros(40, np.uint8), ints(7), ints(7),
+                       f64(7), f64(n)),
+        "absmax": (f32(n), f64(1)),
+        "add_delta": (f64(n), f64(n)),
+        "scale_rows": (f32(2, n), f32(2, n), rows, f32(n)),
+        "grad_squared": (f64(1, n), f64(n), f64(n), False, f32(1, n), f32(1, n)),
+        "grad_logistic": (f64(1, n), f64(n), f64(n), True, f32(1, n), f32(1, n)),
+        "grad_softmax": (f64(3, n), f64(n), f64(n), False, f32(3, n), f32(3, n)),
+        "fill_zero": (ints(n),),
+        "iota": (rows, i),
+    }
+    compile_to_ptx(monkeypatch, C, launches)
+
+
+def test_the_cuda_backends_launch_without_low_occupancy_warnings():
+    """A fit makes thousands of small launches: numba-cuda's 'Grid size N will likely result
+    in GPU under-utilization' printed 258 times in one test run on an H100. The backends'
+    launching methods silence that warning alone."""
+    import warnings
+
+    from numba.core.errors import NumbaPerformanceWarning
+
+    from hardwood.backends import cuda as C
+    from hardwood.backends import forest_cuda as F
+    from hardwood.backends.quiet_launches import launches_quietly
+    from hardwood.predict.cuda_runtime import CudaRuntime
+
+    @launches_quietly
+    def launch():
+        warnings.warn(NumbaPerformanceWarning("Grid size 3 will likely result in GPU "
+                                              "under-utilization due to low occupancy."))
+        warnings.warn(NumbaPerformanceWarning("Host array used in CUDA kernel will have to "
+                                              "be transferred to device."))
+
+    with pytest.warns(NumbaPerformanceWarning) as caught:
+        launch()
+    assert [str(w.message)[:10] for w in caught] == ["Host array"]
+    for cls, names in ((C.CudaPages, ("gradients", "scale_sample", "start", "histograms",
+                                      "partition", "add_leaf_values", "predict_binned")),
+                       (F.CudaEngine, ("hist", "totals", "partition", "level")),
+                       (CudaRuntime, ("_raw", "_leaf"))):
+        for name in names:
+            assert hasattr(getattr(cls, name), "__wrapped__"), (cls.__name__, name)

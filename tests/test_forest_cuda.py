@@ -72,9 +72,11 @@ def test_cuda_forest_matches_cpu_under_simulator():
     assert "SIM-OK" in r.stdout, r.stdout + r.stderr
 
 
-def test_cuda_forest_kernels_compile_to_ptx(monkeypatch):
-    """Type-check and compile every kernel for a real GPU (compute capability 8.0) without
-    one: the simulator runs Python, so only this catches code numba-cuda cannot compile."""
+def compile_to_ptx(monkeypatch, module, launches):
+    """Type-check and compile each kernel of ``module`` named in ``launches`` (name -> example
+    arguments) for a real GPU (compute capability 8.0) without one: the simulator runs
+    Python, so only this catches code numba-cuda cannot compile. Skips where the CUDA compiler
+    libraries are not installed."""
     from numba import cuda, typeof
 
     if cuda.is_available() and os.environ.get("NUMBA_ENABLE_CUDASIM") == "1":
@@ -92,6 +94,13 @@ def test_cuda_forest_kernels_compile_to_ptx(monkeypatch):
 
     # device functions are compiled for "the current device": give them one
     monkeypatch.setattr(disp, "get_current_device", lambda: _Device())
+    for name, args in launches.items():
+        ptx, _ = cuda.compile_ptx(getattr(module, name).py_func,
+                                  tuple(typeof(a) for a in args), cc=(8, 0))
+        assert ".entry" in ptx, name
+
+
+def test_cuda_forest_kernels_compile_to_ptx(monkeypatch):
     from hardwood.backends import forest_cuda as F
 
     n, d, C, nb = 64, 5, 3, 17
@@ -113,7 +122,4 @@ def test_cuda_forest_kernels_compile_to_ptx(monkeypatch):
                      np.zeros((4, C)), ints(4), ints(4), ints(4), np.zeros(4, np.bool_),
                      np.zeros(4), ints(4)),
     }
-    for name, args in launches.items():
-        ptx, _ = cuda.compile_ptx(getattr(F, name).py_func, tuple(typeof(a) for a in args),
-                                  cc=(8, 0))
-        assert ".entry" in ptx, name
+    compile_to_ptx(monkeypatch, F, launches)

@@ -10,17 +10,20 @@ histograms (a few KB per level), in the same code as the CPU path. On the device
   a row of 28 fields of 256 bins takes 7 words;
 * **① histograms**, group by field (the Booster paper's group-by-field binning): fields are
   cut into groups whose bins fit a block's shared memory; each block of a launch takes a
-  slice of the node's rows and one group (``blockIdx.y``), adds into a shared-memory
+  slice of a node's rows (``blockIdx.z`` = the node: one launch for all the nodes of a
+  level) and one group (``blockIdx.y``), adds into a shared-memory
   histogram and then into the global one. A field too wide for shared memory has a group of
   its own, added straight into global memory (the fallback);
 * **deterministic sums**: each tree's gradients and hessians are quantised to 64-bit fixed
   point (a power-of-two scale chosen so that no sum of the rows can overflow), so the
   atomics add integers, exactly and in any order: the same data and seed give the same
   model bit for bit, run after run. The host turns the sums back into float64;
-* **③ partition**: a stable split of each node's rows by the node's left table (numeric
-  threshold, categorical set and missing direction alike), a flag and count kernel, the
-  per-block offsets (a prefix sum over the blocks), and the forest backend's block-scan
-  scatter (``forest_cuda.scatter``) and copy;
+* **③ partition**: a stable split of every node's rows of a level by the node's left table
+  (numeric threshold, categorical set and missing direction alike) in three launches for the
+  whole level (``blockIdx.y`` = node): flags and per-block counts, then, from offsets the
+  host computes over one copy of the counts, a block-scan scatter (``forest_cuda``'s
+  ``block_scan``) and a copy back. (One launch set per node made ③ 78% of a fit on an H100:
+  a host round trip per node.)
 * **⑤ update**: the leaves' values scattered to their rows (or every row routed through a
   binned tree, for a sampled round) into a per-row delta on the device.
 
@@ -41,10 +44,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, int64
+from numba import cuda, int32, int64
 
-from .forest_cuda import TPB, copy_back, cuda_available, scatter
+from .forest_cuda import TPB, block_scan, cuda_available
 from .pages import DeviceRow
+from .quiet_launches import launches_quietly
 
 SHARED_BYTES = 40 * 1024  # a block's shared histogram (of 48 KB): 2,560 bins of (g, h)
 SHARED_BINS = SHARED_BYTES // 16
@@ -103,9 +107,12 @@ def quantise(g, h, sg, sh, gq, hq):
 
 
 @cuda.jit
-def hist_group(words, rows, b, e, gq, hq, groups, offsets, bits, per_word, shared, out):
-    """Histograms of ``rows[b:e]`` over the fields of group ``blockIdx.y`` (``shared``:
-    through a shared-memory histogram, else straight into ``out``)."""
+def hist_group(words, rows, begins, ends, gq, hq, groups, offsets, bits, per_word, shared,
+               out):
+    """Histograms of node ``blockIdx.z``'s rows ``rows[begins[z]:ends[z]]`` over the fields
+    of group ``blockIdx.y``, into ``out[z]`` (``shared``: through a shared-memory
+    histogram, else straight into ``out``)."""
+    z = cuda.blockIdx.z
     gi = cuda.blockIdx.y
     f0, f1, bin0, bin1 = groups[gi, 0], groups[gi, 1], groups[gi, 2], groups[gi, 3]
     tid = cuda.threadIdx.x
@@ -116,7 +123,8 @@ def hist_group(words, rows, b, e, gq, hq, groups, offsets, bits, per_word, share
         for t in range(tid, 2 * width, nt):
             sh[t] = 0
         cuda.syncthreads()
-    p = b + cuda.blockIdx.x * nt + tid
+    p = begins[z] + cuda.blockIdx.x * nt + tid
+    e = ends[z]
     step = cuda.gridDim.x * nt
     while p < e:
         r = rows[p]
@@ -127,27 +135,58 @@ def hist_group(words, rows, b, e, gq, hq, groups, offsets, bits, per_word, share
                 cuda.atomic.add(sh, 2 * (k - bin0), gr)
                 cuda.atomic.add(sh, 2 * (k - bin0) + 1, hr)
             else:
-                cuda.atomic.add(out, (k, 0), gr)
-                cuda.atomic.add(out, (k, 1), hr)
+                cuda.atomic.add(out, (z, k, 0), gr)
+                cuda.atomic.add(out, (z, k, 1), hr)
         p += step
     if shared:
         cuda.syncthreads()
         for t in range(tid, width, nt):
             if sh[2 * t] != 0 or sh[2 * t + 1] != 0:
-                cuda.atomic.add(out, (bin0 + t, 0), sh[2 * t])
-                cuda.atomic.add(out, (bin0 + t, 1), sh[2 * t + 1])
+                cuda.atomic.add(out, (z, bin0 + t, 0), sh[2 * t])
+                cuda.atomic.add(out, (z, bin0 + t, 1), sh[2 * t + 1])
 
 
 @cuda.jit
-def flag_left(words, rows, b, e, f, table, bits, per_word, flags, counts):
-    """flags[p - b] = row p goes left (its bin's entry in ``table``); counts[block] = the
-    block's rows going left."""
-    p = b + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if p < e:
-        fl = table[bin_of(words, rows[p], f, bits, per_word)]
-        flags[p - b] = fl
+def flag_left(words, rows, begins, ends, features, tables, bits, per_word, flags, counts):
+    """For node ``blockIdx.y``'s rows: flags[p] = row p goes left (its bin's entry in the
+    node's row of ``tables``); counts[node, block] = the block's rows going left."""
+    k = cuda.blockIdx.y
+    p = begins[k] + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if p < ends[k]:
+        fl = tables[k, bin_of(words, rows[p], features[k], bits, per_word)]
+        flags[p] = fl
         if fl:
-            cuda.atomic.add(counts, cuda.blockIdx.x, 1)
+            cuda.atomic.add(counts, (k, cuda.blockIdx.x), 1)
+
+
+@cuda.jit
+def scatter_nodes(rows, begins, ends, flags, lpos, rpos, tmp):
+    """Stable scatter of node ``blockIdx.y``'s rows into tmp: block j's left rows from
+    lpos[node, j], its right rows from rpos[node, j], each in row order."""
+    sh = cuda.shared.array(TPB, dtype=int32)
+    k = cuda.blockIdx.y
+    j = cuda.blockIdx.x
+    tid = cuda.threadIdx.x
+    p = begins[k] + j * TPB + tid
+    fl = 0
+    if p < ends[k]:
+        fl = flags[p]
+    inc = block_scan(sh, tid, fl)  # every thread of the block, rows or not
+    if p < ends[k]:
+        before = inc - fl
+        if fl:
+            tmp[lpos[k, j] + before] = rows[p]
+        else:
+            tmp[rpos[k, j] + tid - before] = rows[p]
+
+
+@cuda.jit
+def copy_nodes(src, dst, begins, ends):
+    """dst[p] = src[p] over node ``blockIdx.y``'s rows."""
+    k = cuda.blockIdx.y
+    p = begins[k] + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
+    if p < ends[k]:
+        dst[p] = src[p]
 
 
 @cuda.jit
@@ -295,6 +334,7 @@ class CudaPages:
                                       16 * width if on_chip else 0))
         self.rows = cuda.device_array(self.n_rows, dtype=np.int32)
         self.tmp = cuda.device_array(self.n_rows, dtype=np.int32)
+        self.flags = cuda.device_array(self.n_rows, dtype=np.uint8)  # ③'s, by row position
         self.gq = cuda.device_array(self.n_rows, dtype=np.int64)
         self.hq = cuda.device_array(self.n_rows, dtype=np.int64)
         self.delta = cuda.device_array(self.n_rows, dtype=np.float64)
@@ -316,6 +356,7 @@ class CudaPages:
         self.g = cuda.device_array((K, self.n_rows), dtype=np.float32)
         self.h = cuda.device_array((K, self.n_rows), dtype=np.float32)
 
+    @launches_quietly
     def gradients(self):
         self._grad[_blocks(self.n_rows), TPB](self.pred, self.label, self.weight,
                                               self.weighted, self.g, self.h)
@@ -327,6 +368,7 @@ class CudaPages:
     def margins_to_host(self, pred):
         pred[:] = self._down(self.pred)
 
+    @launches_quietly
     def scale_sample(self, rows, weight):
         """The sampled rows' g and h times their unbiasing weights, on the device."""
         m = int(rows.shape[0])
@@ -346,6 +388,7 @@ class CudaPages:
         return a
 
     # -- the tree's rows -------------------------------------------------------------------------
+    @launches_quietly
     def start(self, rows):
         m = int(rows.shape[0])
         if m == self.n_rows:  # every row (row ids are unique and ascending): no upload
@@ -390,53 +433,69 @@ class CudaPages:
         absmax[_blocks(v.shape[0]), TPB](v, out)
         return float(self._down(out)[0])
 
+    def _segments(self, nodes):
+        """The nodes' (begins, ends) on the device, and their longest segment."""
+        be = np.asarray([self.seg[i] for i in nodes], dtype=np.int64).reshape(-1, 2)
+        longest = int((be[:, 1] - be[:, 0]).max()) if len(be) else 0
+        return self._up(be[:, 0].copy()), self._up(be[:, 1].copy()), be, longest
+
+    @launches_quietly
     def histograms(self, nodes, g, h):
-        """(len(nodes), total_bins, 2) float64: each node's (sum g, sum h) per bin."""
+        """(len(nodes), total_bins, 2) float64: each node's (sum g, sum h) per bin; one
+        launch per kind of field group for all the nodes (``blockIdx.z``)."""
         sg, sh = self._quantised(g, h)
         size = len(nodes) * self.total_bins * 2
         hists = cuda.device_array((len(nodes), self.total_bins, 2), dtype=np.int64)
         fill_zero[_blocks(size), TPB](hists.reshape(size))
-        for k, node in enumerate(nodes):
-            b, e = self.seg[node]
+        d_begins, d_ends, _, longest = self._segments(nodes)
+        if longest:
+            # the row blocks of each node: enough for the longest, fewer when many nodes
+            cap = max(1, MAX_ROW_BLOCKS // len(nodes))
             for d_groups, n_groups, on_chip, shared_bytes in self.launches:
-                grid = (_blocks(e - b, cap=MAX_ROW_BLOCKS), n_groups)
+                grid = (_blocks(longest, cap=cap), n_groups, len(nodes))
                 hist_group[grid, TPB, 0, shared_bytes](
-                    self.words, self.rows, b, e, self.gq, self.hq, d_groups, self.offsets,
-                    self.bits, self.per_word, on_chip, hists[k])
+                    self.words, self.rows, d_begins, d_ends, self.gq, self.hq, d_groups,
+                    self.offsets, self.bits, self.per_word, on_chip, hists)
         q = self._down(hists)  # one copy for all the nodes
         return q * np.array([1.0 / sg, 1.0 / sh])
 
     # -- ③ -----------------------------------------------------------------------------------------
+    @launches_quietly
     def partition(self, nodes, features, tables, lefts, rights):
-        n_left = np.zeros(len(nodes), dtype=np.int64)
-        n_right = np.zeros(len(nodes), dtype=np.int64)
-        d_tables = self._up(np.ascontiguousarray(tables, dtype=np.uint8))
-        for k, node in enumerate(nodes):
+        """A stable split of every node's rows, in three launches for all the nodes (flag
+        and count, scatter, copy back) and one copy of the per-block counts to the host,
+        which turns them into each block's write offsets."""
+        k = len(nodes)
+        d_begins, d_ends, be, longest = self._segments(nodes)
+        sizes = be[:, 1] - be[:, 0]
+        n_left = np.zeros(k, dtype=np.int64)
+        if longest:
+            nb = _blocks(longest)
+            counts = cuda.to_device(np.zeros((k, nb), dtype=np.int64))
+            grid = (nb, k)
+            flag_left[grid, TPB](self.words, self.rows, d_begins, d_ends,
+                                 self._up(np.asarray(features, dtype=np.int64)),
+                                 self._up(np.ascontiguousarray(tables, dtype=np.uint8)),
+                                 self.bits, self.per_word, self.flags, counts)
+            c = self._down(counts)
+            # rows in block j of each node: TPB, the remainder, then none
+            in_block = np.clip(sizes[:, None] - TPB * np.arange(nb)[None, :], 0, TPB)
+            n_left = c.sum(axis=1)
+            lpos = be[:, :1] + np.cumsum(c, axis=1) - c
+            rpos = (be[:, :1] + n_left[:, None] + np.cumsum(in_block - c, axis=1)
+                    - (in_block - c))
+            scatter_nodes[grid, TPB](self.rows, d_begins, d_ends, self.flags,
+                                     self._up(lpos), self._up(rpos), self.tmp)
+            copy_nodes[grid, TPB](self.tmp, self.rows, d_begins, d_ends)
+        for i, node in enumerate(nodes):
             b, e = self.seg.pop(node)
-            m = e - b
-            mid = b
-            if m:
-                nb = _blocks(m)
-                flags = cuda.device_array(m, dtype=np.uint8)
-                counts = cuda.to_device(np.zeros(nb, dtype=np.int64))
-                flag_left[nb, TPB](self.words, self.rows, b, e, int(features[k]), d_tables[k],
-                                   self.bits, self.per_word, flags, counts)
-                c = self._down(counts)
-                n_l = int(c.sum())
-                sizes = np.full(nb, TPB, dtype=np.int64)
-                sizes[-1] = m - TPB * (nb - 1)
-                lpos = b + np.concatenate([[0], np.cumsum(c)[:-1]])
-                rpos = b + n_l + np.concatenate([[0], np.cumsum(sizes - c)[:-1]])
-                scatter[nb, TPB](self.rows, b, e, flags, self._up(lpos), self._up(rpos),
-                                 self.tmp)
-                copy_back[nb, TPB](self.tmp, self.rows, b, e)
-                mid = b + n_l
-            self.seg[lefts[k]] = (b, mid)
-            self.seg[rights[k]] = (mid, e)
-            n_left[k], n_right[k] = mid - b, e - mid
-        return n_left, n_right
+            mid = b + int(n_left[i])
+            self.seg[lefts[i]] = (b, mid)
+            self.seg[rights[i]] = (mid, e)
+        return n_left, sizes - n_left
 
     # -- ⑤ -----------------------------------------------------------------------------------------
+    @launches_quietly
     def add_leaf_values(self, leaves, values, pred):
         """``pred[rows of leaf i] += values[i]`` (the leaves hold every row of the tree)."""
         begins = np.asarray([self.seg[i][0] for i in leaves], dtype=np.int64)
@@ -460,6 +519,7 @@ class CudaPages:
         b, e = self.seg[leaf]
         return self._down(self.rows[b:e]).astype(np.int64) if e > b else np.zeros(0, np.int64)
 
+    @launches_quietly
     def predict_binned(self, binned_tree, pred):
         """``pred[i] +=`` row i's leaf value in ``binned_tree``, for every row."""
         t = binned_tree

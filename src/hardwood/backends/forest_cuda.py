@@ -35,6 +35,7 @@ from numba import cuda, float64, int32, int64
 
 from . import forest_cpu as K
 from .forest_engine import CPUEngine
+from .quiet_launches import launches_quietly
 
 TPB = 16 if _numba_config.ENABLE_CUDASIM else 128  # threads per block
 MAX_SHARED_BYTES = 40 * 1024  # privatised histogram limit per block (of 48 KB)
@@ -374,6 +375,7 @@ class CudaEngine(CPUEngine):
         self.w = cuda.to_device(np.ascontiguousarray(w, dtype=np.float64))
         self._bf_scratch = None
 
+    @launches_quietly
     def hist(self, b0, b1, feats):
         d = self.data
         nf = feats.shape[0]
@@ -390,10 +392,12 @@ class CudaEngine(CPUEngine):
             self.w, self.dev.yk, self.dev.yv, d.is_reg, C, nbins, stat, cnt, use_shared)
         return stat.copy_to_host(), cnt.copy_to_host()
 
+    @launches_quietly
     def totals(self, b0, b1):
         stat, _ = self.hist(b0, b1, np.array([-1], dtype=np.int64))
         return stat[0, 0]
 
+    @launches_quietly
     def partition(self, b0, b1, f, bbin, dl):
         n = b1 - b0
         nblk = -(-n // TPB)
@@ -427,6 +431,7 @@ class CudaEngine(CPUEngine):
                 cuda.device_array((blocks, 3, d.C)))
         return self._bf_scratch[1:]
 
+    @launches_quietly
     def level(self, begin, end, depth, key, out):
         d, p = self.data, self.p
         s = begin.shape[0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..backends.quiet_launches import launches_quietly
 from . import struct as _struct
 from .base import CompiledModel, register
 
@@ -32,6 +33,7 @@ class CudaRuntime(CompiledModel):
     def _blocks(self, n):
         return (n + self.threads - 1) // self.threads
 
+    @launches_quietly
     def _raw(self, X, out):
         cuda = self._cuda
         dX, dout = cuda.to_device(X), cuda.to_device(out)
@@ -39,6 +41,7 @@ class CudaRuntime(CompiledModel):
                                                            self._groups, dout)
         out[:] = dout.copy_to_host()
 
+    @launches_quietly
     def _leaf(self, X, lout):
         cuda = self._cuda
         dX, dl = cuda.to_device(X), cuda.to_device(lout)

@@ -231,3 +231,28 @@ def test_label_errors():
         hw.train({}, hw.Dataset(X), 2)
     with pytest.raises(ValueError, match="early_stopping_rounds"):
         hw.train({}, hw.Dataset(X, y), 2, early_stopping_rounds=2)
+
+
+def test_multi_softmax_predicts_the_class_index_as_xgboost_does(tmp_path):
+    """objective='multi:softmax' trains multi:softprob's trees into a model that predicts the
+    class index (XGBoost's meaning, and an imported multi:softmax model's): it used to predict
+    the probabilities, an (n, K) array where XGBoost users expect a vector of classes."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] > 0).astype(int) + (X[:, 1] > 0.5)
+    ds = hw.Dataset(X, y)
+    p = {"objective": "multi:softmax", "num_class": 3, "max_depth": 3}
+    soft = hw.train(p, ds, 6)
+    prob = hw.train({**p, "objective": "multi:softprob"}, ds, 6)
+    assert soft.objective == "multi:softmax"
+    np.testing.assert_array_equal(soft.predict(X), np.argmax(prob.predict(X), axis=1))
+    np.testing.assert_array_equal(soft.predict(X, output="raw"), prob.predict(X, output="raw"))
+    more = hw.train(p, ds, 2, init_model=soft)  # continues, either way round
+    assert len(more.trees) == 24 and more.objective == "multi:softmax"
+    assert hw.train({**p, "objective": "multi:softprob"}, ds, 2, init_model=soft).trees
+    path = str(tmp_path / "m.json")
+    soft.save(path)
+    np.testing.assert_array_equal(hw.load(path).predict(X), soft.predict(X))
+    clf = hw.GBDTClassifier(objective="multi:softmax", n_estimators=6, max_depth=3)
+    proba = clf.fit(X, y).predict_proba(X)  # the estimator keeps its probabilities
+    assert proba.shape == (400, 3) and np.allclose(proba.sum(axis=1), 1.0)

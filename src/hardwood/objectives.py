@@ -329,8 +329,9 @@ OBJECTIVES = {o.name: o for o in (
     _predict_only("rank:map", "ranking", IDENTITY),
 )}
 # Training aliases (XGBoost, LightGBM and scikit-learn names); model files hold canonical names
-# only. Training "multi:softmax" trains multi:softprob (the same trees; the model predicts
-# probabilities), while a model file of objective multi:softmax (XGBoost's) predicts the class.
+# only. Training "multi:softmax" trains multi:softprob's trees into a model of objective
+# multi:softmax, which predicts the class index, as XGBoost's does (the estimators train
+# multi:softprob for it: their predict_proba needs the probabilities).
 ALIASES = {
     "regression": "reg:squarederror", "squared_error": "reg:squarederror", "l2": "reg:squarederror",
     "reg:linear": "reg:squarederror", "mae": "reg:absoluteerror", "l1": "reg:absoluteerror",

@@ -356,8 +356,8 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         extra = {}
         if self.objective is None:
             objective = DEFAULT_OBJECTIVE["binary" if self.n_classes_ == 2 else "multiclass"]
-        else:
-            objective = self.objective
+        else:  # multi:softmax's model predicts the class: softprob's trees give predict_proba
+            objective = "multi:softprob" if self.objective == "multi:softmax" else self.objective
         task = objective_class(objective).task
         if task == "binary" and self.n_classes_ > 2:
             raise ValueError(f"objective={objective!r} is for two classes, but y has "

@@ -24,7 +24,7 @@ from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
-from ..objectives import get_objective, objective_class
+from ..objectives import ALIASES, get_objective, objective_class
 from ..parallel import threads
 from . import sampling
 from .grower import Grower, GrowParams, Profile
@@ -53,7 +53,8 @@ class Booster:
         init = _load_init_model(init_model)
         y = train_set.label
         n = train_set.n_rows
-        if init is not None and init.objective != objective_class(p["objective"]).name:
+        if init is not None and (objective_class(ALIASES.get(init.objective, init.objective)).name
+                                 != objective_class(p["objective"]).name):
             raise ValueError(f"init_model was trained with objective {init.objective!r}, but "
                              f"params ask for {p['objective']!r}; continue with the same objective")
         task = objective_class(p["objective"]).task
@@ -64,6 +65,9 @@ class Booster:
             p["num_class"] = (init.n_outputs if init is not None
                               else _classes_from_labels(y, p["objective"]))
         obj = get_objective(p["objective"], p)
+        # XGBoost's multi:softmax trains multi:softprob's trees into a model that predicts
+        # the class index, as XGBoost's (and an imported multi:softmax model) does
+        self.model_objective = "multi:softmax" if p["objective"] == "multi:softmax" else obj.name
         p["objective"] = obj.name
         obj.check_labels(y)
         K = obj.n_outputs
@@ -297,7 +301,7 @@ class Booster:
         """A snapshot of the model so far: a Model of its own (its tree list is a copy, so
         later rounds, and the caches of this snapshot, never mix)."""
         m = Model(list(self.trees), np.asarray(self.groups, dtype=np.int32), self.base,
-                  self.obj.name, self.K, self.train_set.info, params=self.params,
+                  self.model_objective, self.K, self.train_set.info, params=self.params,
                   evals_result=evals_result)
         if self.best_iteration is not None:
             m.best_iteration, m.best_score = self.best_iteration, self.best_score

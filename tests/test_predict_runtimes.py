@@ -789,3 +789,37 @@ def test_float64_row_rounded_to_float32_reads_float32_thresholds():
     for _ in range(400):
         row = rng.choice(cands, size=(1, 4))
         np.testing.assert_array_equal(c.predict(row), naive.predict(row))
+
+
+@pytest.mark.parametrize("v", [4, 8])
+def test_chained_walk_equals_the_naive_walk(monkeypatch, v):
+    """predict.chainwalk (one-output numerical models' unpadded trees): the same floats as
+    the naive walk (leaf values added in tree order), with one-leaf trees among the others,
+    NaN, both float widths, partial lane groups and parallel blocks; leaf ids from vwalk."""
+    from hardwood.predict import dispatch
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", "all")
+    m, X = _random_model(5, n_trees=40, n_features=6, depth=7)
+    assert any(t.n_nodes == 1 for t in m.trees) and any(t.n_nodes > 20 for t in m.trees)
+    c = hardwood.compile(m, "vpred", v=v)
+    assert [p[2] for p in c.passes] == ["chain", "leaf"]
+    big = np.concatenate([X] * 4)  # more rows than SERIAL_ROWS: the parallel driver
+    for x in (X, X[:v + 3], X[:1], big, big.astype(np.float32)):
+        for output in ("raw", "leaf"):
+            np.testing.assert_array_equal(c.predict(x, output=output),
+                                          m.predict(x, output=output))
+
+
+def test_chained_walk_only_where_it_serves(models, monkeypatch):
+    """Several outputs, categorical splits, rows read in place (no block copy), or trees past
+    CHAIN_MAX_NODES internal nodes keep vwalk's walk for raw scores too."""
+    from hardwood.predict import dispatch, pred_runtime
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", "all")
+    for name in ("multi", "cat", "random"):  # "random": 12 small trees, read in place
+        c = hardwood.compile(models[name][0], "vpred", v=4)
+        assert "chain" not in [p[2] for p in c.passes], name
+    m, X = _random_model(5, n_trees=40, n_features=6, depth=7)
+    assert "chain" in [p[2] for p in hardwood.compile(m, "vpred", v=4).passes]
+    monkeypatch.setattr(pred_runtime, "CHAIN_MAX_NODES", 1)
+    c = hardwood.compile(m, "vpred", v=4)
+    assert "chain" not in [p[2] for p in c.passes]
+    np.testing.assert_array_equal(c.predict(X), m.predict(X))

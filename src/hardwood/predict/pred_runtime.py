@@ -6,6 +6,7 @@ import numba
 import numpy as np
 
 from . import pred as _pred
+from . import chainwalk as _chainwalk
 from . import vwalk as _vwalk
 from .base import SERIAL_ROWS, CompiledModel, register
 from . import treeshape
@@ -26,6 +27,13 @@ DIRECT_FACTOR = 4  # see PredRuntime._build (benchmarks/README.md: the synthetic
 # groups of lanes (96 rows: 128 left 4 lanes idle in each block's last group)
 KEY_V = 12
 KEY_BLOCK_GROUPS = 8
+# The chained walk (predict.chainwalk) serves unpadded trees of one-output numerical models
+# up to this mean internal-node count (benchmarks/README.md, issue 20: LightGBM binary, 500
+# trees, 200k rows, 2 threads, chained against vwalk: 31 leaves 0.89 vs 0.48 M rows/s, 63
+# leaves 0.60 vs 0.35, 127 leaves 0.33 vs 0.30, 255 leaves 0.18 vs 0.22; LambdaMART 31
+# leaves 0.40 vs 0.28). Past it the walk's 32-byte nodes outgrow the caches.
+CHAIN_MAX_NODES = 180
+CHAIN_V = 12  # its lanes (12 beat 8 and 16 on LambdaMART)
 WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
 # Rows per block of the unpadded walk when its trees are big (random forests grown to full
 # depth: 10^4-10^5 nodes a tree): about one row per node, so that the rows of a block reuse a
@@ -142,9 +150,20 @@ class PredRuntime(CompiledModel):
                                   _pred.feat_dtype(2 * U * v), position, width=W,
                                   dual=U if dual else 0)
             a = w.arrays
+            # one output, numerical splits, the block copy: the chained walk for raw scores
+            # (predict.chainwalk); the walk below then serves output='leaf' only
+            internal = sum(int(np.count_nonzero(self.model.trees[h].feature >= 0))
+                           for h in walked) / len(walked)
+            chained = (self._chain and dual and W == 1 and self.n_outputs == 1
+                       and internal <= CHAIN_MAX_NODES)
+            if chained:
+                c = _chainwalk.ChainLayout(w, v, CHAIN_V)
+                self.passes.append(((_chainwalk.kernels(CHAIN_V, False),
+                                     _chainwalk.kernels(CHAIN_V, True)), c, "chain", used2))
             self.passes.append((_vwalk.kernels(v, cat, W > 1, self.direct), (
                 a["ch"], a["feat"], a["thr32"], a["thr64"], a["flags"], a["catoff"], w.bitsets,
-                a["info"], a["leafval"], a["leafid"]), True, used2 if dual else self.used))
+                a["info"], a["leafval"], a["leafid"]), "leaf" if chained else True,
+                used2 if dual else self.used))
         self.walk_block = self.block
         if walked:
             nodes = sum(self.model.trees[h].n_nodes for h in walked) / len(walked)
@@ -169,14 +188,24 @@ class PredRuntime(CompiledModel):
     # the padded trees of a numerical model on the block copy take the ordered-key walk
     # (False: the float walk, which the tests compare it with)
     _keyed = True
+    # one-output numerical models' unpadded trees take the chained walk for raw scores
+    # (False: vwalk's, which the tests compare it with)
+    _chain = True
     block = _pred.BLOCK_ROWS  # rows per block (16-256 measured within noise of each other)
     _pad = "auto"
 
     def _go(self, X, out, lout, want_leaf):
         n = X.shape[0]
         f32 = X.dtype == np.float32
-        for mod, (first, feat, thr32, thr64, flags, catoff, bits, info, leafval,
-                  leafid), walk, used in self.passes:
+        for mod, arrays, walk, used in self.passes:
+            if walk == ("leaf" if not want_leaf else "chain"):
+                continue  # the chained walk's trees: raw scores there, leaf ids from vwalk
+            if walk == "chain":
+                mod = mod[1] if f32 else mod[0]
+                run = mod.run_serial if n < SERIAL_ROWS else mod.run_parallel
+                run(X, self.block, used, *arrays.arrays(f32), arrays.sink, arrays.group, out)
+                continue
+            first, feat, thr32, thr64, flags, catoff, bits, info, leafval, leafid = arrays
             block = self.block
             if walk == "keyed":  # whole groups of lanes (the last one of a block is partial)
                 block = KEY_BLOCK_GROUPS * max(self.key_v, KEY_V)

@@ -1,0 +1,174 @@
+"""The chained walk: VPred's interleaved lanes (Asadi et al., §3) for unpadded trees, with no
+lane waiting for another.
+
+In ``predict.vwalk`` the ``v`` lanes walk one tree together, so each tree costs ``v`` times the
+longest of their ``v`` paths; on leaf-wise trees (LightGBM, LambdaMART) the longest of 8 paths
+is far above the mean. Here all the walked trees are chained into one graph: an edge into a
+leaf leads to the next tree's root and carries the leaf's value, the last tree's leaf edges
+lead to a sink that loops on itself. One step of a lane is::
+
+    k = 2 * i + (x[feature[i]] <= threshold[i])
+    i = child[k]
+    acc += edge_value[k]
+
+so a lane goes from tree to tree on its own, and the lanes stop together only once, when all
+have reached the sink: a row costs the sum of its paths, and ``v`` rows the longest of ``v``
+such sums, which differ little. Leaves cost no step at all (an edge into a leaf is the last
+step in its tree). Each lane adds the leaf values to its row's output in the model's tree
+order, as the naive walk does, so the sums are the same floats. Rows with NaN walk like the others (``pred.transposed_block``'s dual copy:
+a default-left split reads the copy where NaN is -inf).
+
+It serves models of one output without categorical splits, for their raw scores; the
+per-tree leaf ids (``output='leaf'``) come from ``predict.vwalk``, which keeps its trees apart.
+This is the interleaving the issue names ("VPred-style interleaving across rows"): no
+bitvectors, no feature-ordered node lists (QuickScorer's patented traversal is not used).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ._cache import load_source
+from .pred import HEADER, feat_dtype, floor32
+
+UNROLL = 2  # steps of every lane between two checks for the sink
+
+
+class ChainLayout:
+    """The walked trees of a ``vwalk.WalkLayout`` (``w``) chained: per internal node its
+    feature (as the walk layout stores it), thresholds, and per edge (``2 * node + taken``)
+    the next node and the value added (a leaf's, where the edge enters a leaf; else 0). Node
+    ``sink`` (the last) is where every lane ends."""
+
+    def __init__(self, w, v_walk, V):
+        """``w``'s features are stored for ``v_walk`` lanes; this walk's for ``V``."""
+        a = w.arrays
+        info = a["info"]
+        pos, m, lpos = info[:, 0], info[:, 1], info[:, 2]
+        # a tree that is one leaf gets one node whose two edges carry its value, so that
+        # every row adds the trees' values in the model's order, as the naive walk does
+        mc = np.maximum(m, 1)
+        io = np.concatenate([[0], np.cumsum(mc)]).astype(np.int64)  # a tree's first node
+        sink = int(io[-1])
+        tree = np.repeat(np.arange(len(m)), mc)  # each chained node's tree
+        local = np.arange(sink) - io[tree]
+        stump = m[tree] == 0
+        old = np.where(stump, 0, pos[tree] + local)  # its index in the walk layout
+        ch = np.empty(2 * (sink + 1), np.int64)
+        ev = np.zeros(2 * (sink + 1), np.float64)
+        for s in (0, 1):
+            c = np.where(stump, m[tree], a["ch"][2 * old + s].astype(np.int64))  # local child
+            leaf = c >= m[tree]
+            ch[2 * np.arange(sink) + s] = np.where(leaf, io[tree + 1], io[tree] + c)
+            at = np.where(leaf, lpos[tree] + c - m[tree], 0)
+            ev[2 * np.arange(sink) + s] = np.where(leaf, a["leafval"][at], 0.0)
+        ch[2 * sink:] = sink
+        self.sink = sink
+        feat = a["feat"].astype(np.int64) // v_walk * V
+        feat = np.concatenate([np.where(stump, 0, feat[old]), [0]])
+        thr64 = np.concatenate([np.where(stump, np.inf, a["thr64"][old]), [np.inf]])
+        # one 32-byte record a node, so that a step reads one cache line: for float32 rows
+        # (the threshold rounded down to float32, the feature, the two children, the two
+        # edge values), for float64 rows (the threshold, the two children, the two edge
+        # values; the features apart, 1-2 bytes a node)
+        self.narrow = self._records(ev, ch, sink)
+        self.narrow["thr"][0::8] = floor32(thr64)
+        self.narrow["feat"][1::8] = feat
+        self.wide = self._records(ev, ch, sink)
+        self.wide["thr"] = self.wide["rec"]
+        self.wide["rec"][0::4] = thr64
+        self.wide["feat"] = feat.astype(feat_dtype(int(feat.max()) + V))
+        self.group = int(info[0, 3]) if len(info) else 0
+
+    @staticmethod
+    def _records(ev, ch, sink):
+        """The records' buffer (``rec``: float64 items, 4 a node) with the edge values in
+        items 2-3 and the children in the int32 items 2-3 of each node (``links``), and its
+        float32 (``thr``) and uint32 (``feat``) views."""
+        rec = np.zeros((sink + 1) * 4, np.float64)
+        rec.reshape(-1, 4)[:, 2:] = ev.reshape(-1, 2)
+        links = rec.view(np.int32)
+        links.reshape(-1, 8)[:, 2:4] = ch.reshape(-1, 2)
+        return {"rec": rec, "links": links, "thr": rec.view(np.float32),
+                "feat": rec.view(np.uint32)}
+
+    def arrays(self, narrow):
+        """The kernels' (rec, links, feat, thr) for float32 (``narrow``) or float64 rows."""
+        r = self.narrow if narrow else self.wide
+        return r["rec"], r["links"], r["feat"], r["thr"]
+
+
+def _min_of(V):
+    names = [f"i{lane}" for lane in range(V)]
+    while len(names) > 1:
+        nxt = [f"min({names[a]}, {names[a + 1]})" for a in range(0, len(names) - 1, 2)]
+        names = nxt + ([names[-1]] if len(names) % 2 else [])
+    return names[0]
+
+
+def source(V, narrow):
+    """The module of the chained walk of ``V`` lanes for float32 (``narrow``) or float64 rows:
+    ``run_parallel`` / ``run_serial`` over blocks of rows, each block copied feature-major
+    (the dual copy) with its last group of lanes padded by repeating the block's last row."""
+    args = "rec, links, feat, thr, sink, g, out"
+    thr_at, feat_at = ("F8", "F8 + F1") if narrow else ("F4", None)
+    L = [HEADER.format(V=V, CAT=False).replace("hardwood.predict.pred:",
+                                               "hardwood.predict.chainwalk:"),
+         "@njit(cache=True, nogil=True)",
+         f"def walk_block(X, r0, r1, used, {args}):",
+         "    F = used.shape[0]",
+         "    H = F // 2",
+         f"    nq = (r1 - r0 + {V - 1}) // {V}",
+         f"    xs = np.empty(nq * {V} * F, X.dtype)",
+         "    ninf = X.dtype.type(-np.inf)",
+         "    for q in range(nq):",
+         f"        base = q * {V} * F",
+         f"        for lane in range({V}):",
+         f"            xr = X[min(r0 + q * {V} + lane, r1 - 1)]",
+         "            for u in range(H):",
+         "                a = xr[used[u]]",
+         f"                xs[base + u * {V} + lane] = a",
+         f"                xs[base + (u + H) * {V} + lane] = a if a == a else ninf",
+         "    F1 = np.uint64(1)",
+         "    F2 = np.uint64(2)",
+         "    F4 = np.uint64(4)",
+         "    F8 = np.uint64(8)",
+         "    usink = np.uint64(sink)",
+         "    for q in range(nq):",
+         f"        xq = xs[q * {V} * F:]"]
+    L += [f"        i{lane} = np.uint64(0)" for lane in range(V)]
+    L += [f"        r = r0 + q * {V}"]
+    # each lane adds to its row's output as it stands, tree after tree: the naive walk's sums
+    L += [f"        a{lane} = out[r + {lane}, g] if r + {lane} < r1 else 0.0" for lane in range(V)]
+    L += ["        while True:"]
+    for _ in range(UNROLL):
+        for lane in range(V):
+            f = f"feat[i{lane} * {feat_at}]" if narrow else f"feat[i{lane}]"
+            L += [f"            c{lane} = np.uint64("
+                  f"xq[np.uint64({f}) + np.uint64({lane})] <= thr[i{lane} * {thr_at}])",
+                  f"            a{lane} += rec[i{lane} * F4 + F2 + c{lane}]",
+                  f"            i{lane} = np.uint64(links[i{lane} * F8 + F2 + c{lane}])"]
+    L += [f"            if {_min_of(V)} == usink:",
+          "                break"]
+    for lane in range(V):
+        L += [f"        if r + {lane} < r1:", f"            out[r + {lane}, g] = a{lane}"]
+    L += ["",
+          "@njit(cache=True, nogil=True, parallel=True)",
+          f"def run_parallel(X, block, used, {args}):",
+          "    n = X.shape[0]",
+          "    nblk = (n + block - 1) // block",
+          "    for b in prange(nblk):",
+          "        r0 = b * block",
+          f"        walk_block(X, r0, min(n, r0 + block), used, {args})",
+          "",
+          "@njit(cache=True, nogil=True)",
+          f"def run_serial(X, block, used, {args}):",
+          "    n = X.shape[0]",
+          "    for r0 in range(0, n, block):",
+          f"        walk_block(X, r0, min(n, r0 + block), used, {args})",
+          ""]
+    return "\n".join(L) + "\n"
+
+
+def kernels(V, narrow):
+    """The chained walk's module of ``V`` lanes for float32 (``narrow``) or float64 rows."""
+    return load_source(f"chain_v{V}_{'f32' if narrow else 'f64'}", source(V, narrow))

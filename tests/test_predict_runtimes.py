@@ -791,17 +791,21 @@ def test_float64_row_rounded_to_float32_reads_float32_thresholds():
         np.testing.assert_array_equal(c.predict(row), naive.predict(row))
 
 
-@pytest.mark.parametrize("v", [4, 8])
-def test_chained_walk_equals_the_naive_walk(monkeypatch, v):
+@pytest.mark.parametrize("v,chunk", [(4, 2048), (8, 2048), (8, 40)])
+def test_chained_walk_equals_the_naive_walk(monkeypatch, v, chunk):
     """predict.chainwalk (one-output numerical models' unpadded trees): the same floats as
     the naive walk (leaf values added in tree order), with one-leaf trees among the others,
-    NaN, both float widths, partial lane groups and parallel blocks; leaf ids from vwalk."""
-    from hardwood.predict import dispatch
+    NaN, both float widths, partial lane groups, parallel blocks and the trees in one or
+    several chunks; leaf ids from vwalk."""
+    from hardwood.predict import chainwalk, dispatch, pred_runtime
     monkeypatch.setattr(dispatch.PredRuntime, "_walk", "all")
+    monkeypatch.setattr(pred_runtime, "CHAIN_V", v)
+    monkeypatch.setattr(chainwalk, "CHUNK_NODES", chunk)
     m, X = _random_model(5, n_trees=40, n_features=6, depth=7)
     assert any(t.n_nodes == 1 for t in m.trees) and any(t.n_nodes > 20 for t in m.trees)
     c = hardwood.compile(m, "vpred", v=v)
     assert [p[2] for p in c.passes] == ["chain", "leaf"]
+    assert (len(c.passes[0][1].starts) > 3) is (chunk < 100)
     big = np.concatenate([X] * 4)  # more rows than SERIAL_ROWS: the parallel driver
     for x in (X, X[:v + 3], X[:1], big, big.astype(np.float32)):
         for output in ("raw", "leaf"):

@@ -33,7 +33,7 @@ KEY_BLOCK_GROUPS = 8
 # leaves 0.60 vs 0.35, 127 leaves 0.33 vs 0.30, 255 leaves 0.18 vs 0.22; LambdaMART 31
 # leaves 0.40 vs 0.28). Past it the walk's 32-byte nodes outgrow the caches.
 CHAIN_MAX_NODES = 180
-CHAIN_V = 12  # its lanes (12 beat 8 and 16 on LambdaMART)
+CHAIN_V = 8  # its lanes (8, 12 and 16 within the noise of each other on LambdaMART)
 WALK_V = 8  # the walk's tuned v: 8 beat 4 and 16 on LightGBM 255-leaf and LambdaMART models
 # Rows per block of the unpadded walk when its trees are big (random forests grown to full
 # depth: 10^4-10^5 nodes a tree): about one row per node, so that the rows of a block reuse a
@@ -203,7 +203,8 @@ class PredRuntime(CompiledModel):
             if walk == "chain":
                 mod = mod[1] if f32 else mod[0]
                 run = mod.run_serial if n < SERIAL_ROWS else mod.run_parallel
-                run(X, self.block, used, *arrays.arrays(f32), arrays.sink, arrays.group, out)
+                run(X, self.block, used, *arrays.arrays(f32), arrays.starts, arrays.sinks, arrays.group,
+                    out)
                 continue
             first, feat, thr32, thr64, flags, catoff, bits, info, leafval, leafid = arrays
             block = self.block

@@ -1,14 +1,17 @@
 """Runs inside the lleaves virtualenv (benchmarks/.venv-lleaves: lleaves 1.3.0 needs
 llvmlite < 0.45, which the main environment's Numba cannot use). Called by predict_peers.py:
 
-    python lleaves_worker.py MODEL.txt X.npy REF.npy THREADS REPEAT LATENCY_N [SINGLE_COMPILE]
+    python lleaves_worker.py MODEL.txt X.npy REF.npy THREADS REPEAT LATENCY_N [SINGLE_COMPILE
+                             [CACHE]]
 
 Compiles the LightGBM model file with lleaves (raw scores, double precision), checks the
 margins against REF.npy (LightGBM's own), times batch prediction (best of REPEAT) with THREADS
 threads and the median single-row latency with n_jobs=1. With SINGLE_COMPILE=1 the latency is
 taken on a second compilation with cache blocking off (as lleaves' documentation advises for
 single rows; it doubles the compile time, which for 255-leaf trees is minutes), else on the
-batch compilation. Prints one JSON line.
+batch compilation. CACHE: a file for lleaves' compiled model (written on the first call,
+loaded on the next: rounds interleaved with other libraries need not recompile). Prints one
+JSON line.
 """
 import json
 import sys
@@ -27,7 +30,8 @@ def main():
     res = {}
     t = time.perf_counter()
     m = lleaves.Model(model_file=model_file)
-    m.compile(raw_score=True)
+    cache = sys.argv[8] if len(sys.argv) > 8 else None
+    m.compile(cache=cache, raw_score=True)
     res["compile_s"] = time.perf_counter() - t
     got = m.predict(X[:2000], n_jobs=threads)
     res["max_abs_err"] = float(np.max(np.abs(got.reshape(-1) - ref[:2000].reshape(-1))))

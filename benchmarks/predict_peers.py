@@ -262,6 +262,20 @@ def single_row(title, model, row, peers, runtimes, lat_n, external=None):
     return lat
 
 
+def lambdamart_model(path, threads):
+    """The LambdaMART benchmark's model: LightGBM lambdarank, 500 trees of 31 leaves, on the
+    LibSVM file ``path`` (and its ``.query``); returns (booster, its rows as float32)."""
+    import lightgbm as lgb
+    from sklearn.datasets import load_svmlight_file
+
+    Xr, yr = load_svmlight_file(path)
+    Xr = np.ascontiguousarray(Xr.toarray(), dtype=np.float32)
+    q = np.loadtxt(path + ".query", dtype=np.int64)
+    return lgb.train({"objective": "lambdarank", "num_leaves": 31, "verbose": -1,
+                      "num_threads": threads, "min_data_in_leaf": 20},
+                     lgb.Dataset(Xr, yr, group=q), 500), Xr
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--quick", action="store_true", help="200k rows, fewer repeats")
@@ -341,13 +355,7 @@ def main():
         # 3. LambdaMART on rank.train
         path = os.path.join(HERE, "..", "..", "shared", "data", "rank.train")
         if os.path.exists(path) and os.path.exists(path + ".query"):
-            from sklearn.datasets import load_svmlight_file
-            Xr, yr = load_svmlight_file(path)
-            Xr = np.ascontiguousarray(Xr.toarray(), dtype=np.float32)
-            q = np.loadtxt(path + ".query", dtype=np.int64)
-            rk = lgb.train({"objective": "lambdarank", "num_leaves": 31, "verbose": -1,
-                            "num_threads": args.threads, "min_data_in_leaf": 20},
-                           lgb.Dataset(Xr, yr, group=q), 500)
+            rk, Xr = lambdamart_model(path, args.threads)
             Xs = np.ascontiguousarray(np.tile(Xr, (max(1, n_score // Xr.shape[0] // 4), 1)))
             lightgbm_model("LightGBM LambdaMART (rank.train)", rk, Xs, args, repeat, runtimes,
                            work, lle_py, lle_reason, lat_n // 5, "rank")

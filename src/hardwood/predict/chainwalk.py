@@ -36,6 +36,7 @@ import numpy as np
 
 from ._cache import load_source
 from .pred import HEADER, feat_dtype, floor32, order_keys
+from .vwalk import min_of_lanes
 
 UNROLL = 2  # steps of every lane between two checks for the sink
 CHUNK_NODES = 2048  # nodes of a chunk of trees (64 KiB of records): see ChainLayout
@@ -124,14 +125,6 @@ class ChainLayout:
         return r["rec"], r["links"], r["feat"], r["thr"]
 
 
-def _min_of(V):
-    names = [f"i{lane}" for lane in range(V)]
-    while len(names) > 1:
-        nxt = [f"min({names[a]}, {names[a + 1]})" for a in range(0, len(names) - 1, 2)]
-        names = nxt + ([names[-1]] if len(names) % 2 else [])
-    return names[0]
-
-
 def source(V, narrow):
     """The module of the chained walk of ``V`` lanes for float32 (``narrow``) or float64 rows:
     ``run_parallel`` / ``run_serial`` over blocks of rows, each block copied feature-major
@@ -185,7 +178,7 @@ def source(V, narrow):
                   f"xq[np.uint64({f}) + np.uint64({lane})] <= {t})",
                   f"                a{lane} += rec[i{lane} * F4 + F2 + c{lane}]",
                   f"                i{lane} = np.uint64(links[i{lane} * F8 + F2 + c{lane}])"]
-    L += [f"                if {_min_of(V)} == usink:",
+    L += [f"                if {min_of_lanes(V)} == usink:",
           "                    break"]
     for lane in range(V):
         L += [f"            if r + {lane} < r1:", f"                out[r + {lane}, g] = a{lane}"]

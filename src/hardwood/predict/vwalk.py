@@ -125,7 +125,7 @@ def _step(lane, mode, indent, V=None, direct=False):
                       direct)
 
 
-def _min_of(V):
+def min_of_lanes(V):
     """The smallest lane index, as a balanced tree of min()."""
     names = [f"i{lane}" for lane in range(V)]
     while len(names) > 1:
@@ -151,11 +151,11 @@ def _walk(name, V, mode, direct=False, multi=False):
     for lane in range(V):
         L.append(f"            i{lane} = 0" if mode == "cat" else
                  f"            i{lane} = np.int64(hk[np.uint64({root_test(lane, mode, direct)})])")
-    L.append("            lo = 0" if mode == "cat" else f"            lo = {_min_of(V)}")
+    L.append("            lo = 0" if mode == "cat" else f"            lo = {min_of_lanes(V)}")
     L.append("            while lo < m:  # until every lane has reached a leaf")
     for lane in range(V):
         L += _step(lane, mode, "                ", V, direct)
-    L.append(f"                lo = {_min_of(V)}")
+    L.append(f"                lo = {min_of_lanes(V)}")
     L += lanes_tail(V, "leafid", "leafval", "lb + {i}", "while i0 < m:",
                     _step(0, mode, "                "), multi)
     return L

@@ -471,7 +471,8 @@ class CudaPages:
         n_left = np.zeros(k, dtype=np.int64)
         if longest:
             nb = _blocks(longest)
-            counts = cuda.to_device(np.zeros((k, nb), dtype=np.int64))
+            counts = cuda.device_array((k, nb), dtype=np.int64)
+            fill_zero[_blocks(k * nb), TPB](counts.reshape(k * nb))  # zeroed there: no copy
             grid = (nb, k)
             flag_left[grid, TPB](self.words, self.rows, d_begins, d_ends,
                                  self._up(np.asarray(features, dtype=np.int64)),

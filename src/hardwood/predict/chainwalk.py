@@ -15,8 +15,9 @@ so a lane goes from tree to tree on its own, and the lanes stop together only on
 have reached the sink: a row costs the sum of its paths, and ``v`` rows the longest of ``v``
 such sums, which differ little. Leaves cost no step at all (an edge into a leaf is the last
 step in its tree). Each lane adds the leaf values to its row's output in the model's tree
-order, as the naive walk does, so the sums are the same floats. Rows with NaN walk like the others (``pred.transposed_block``'s dual copy:
-a default-left split reads the copy where NaN is -inf).
+order, as the naive walk does, so the sums are the same floats. Rows with NaN walk like the
+others (``pred.transposed_block``'s dual copy: a default-left split reads the copy where NaN
+is -inf, or key 0).
 
 The trees are cut into chunks of about ``CHUNK_NODES`` nodes, each chunk ending in a sink of
 its own, and a block's rows walk one chunk after the other (VPred's tree blocking: the chunk's
@@ -43,13 +44,14 @@ CHUNK_NODES = 2048  # nodes of a chunk of trees (64 KiB of records): see ChainLa
 
 
 class ChainLayout:
-    """The walked trees of a ``vwalk.WalkLayout`` (``w``) chained: per internal node its
-    feature (as the walk layout stores it), thresholds, and per edge (``2 * node + taken``)
-    the next node and the value added (a leaf's, where the edge enters a leaf; else 0). Node
-    ``sink`` (the last) is where every lane ends."""
+    """The walked trees of a ``vwalk.WalkLayout`` chained, in chunks: per node its feature,
+    threshold, and per edge (``2 * node + taken``) the next node and the value added (a
+    leaf's, where the edge enters a leaf; else 0). Chunk ``k``'s nodes run from
+    ``starts[k]`` to its sink ``sinks[k]`` (its largest index), where its lanes stop."""
 
     def __init__(self, w, v_walk, V):
-        """``w``'s features are stored for ``v_walk`` lanes; this walk's for ``V``."""
+        """``w``: the walk layout of at least one tree, its features stored for ``v_walk``
+        lanes; this walk's are stored for ``V``."""
         a = w.arrays
         info = a["info"]
         pos, m, lpos = info[:, 0], info[:, 1], info[:, 2]
@@ -63,73 +65,64 @@ class ChainLayout:
             if filled and filled + size > CHUNK_NODES:
                 k, filled = k + 1, 0
             chunk[t], filled = k, filled + size
-        n_chunks = k + 1 if len(m) else 0
         io = np.concatenate([[0], np.cumsum(mc)[:-1]]).astype(np.int64) + chunk  # first node
-        sinks = np.asarray([io[chunk == k][-1] + mc[chunk == k][-1] for k in range(n_chunks)],
-                           np.int64).reshape(-1)
-        starts = np.concatenate([[0], sinks[:-1] + 1]).astype(np.int64)
-        N = int(sinks[-1]) + 1 if n_chunks else 1
-        last = np.r_[chunk[1:] != chunk[:-1], True] if len(m) else np.zeros(0, bool)
-        next_root = np.where(last, sinks[chunk] if n_chunks else 0,
-                             np.r_[io[1:], 0] if len(m) else 0)
+        last = np.r_[chunk[1:] != chunk[:-1], True]  # the last tree of its chunk
+        self.sinks = io[last] + mc[last]
+        self.starts = np.r_[0, self.sinks[:-1] + 1].astype(np.int64)
+        N = int(self.sinks[-1]) + 1
+        next_root = np.where(last, self.sinks[chunk], np.r_[io[1:], 0])
         tree = np.repeat(np.arange(len(m)), mc)  # each real node's tree
         local = np.arange(tree.size) - np.repeat(np.cumsum(mc) - mc, mc)
         node = io[tree] + local  # its place in the chain
         stump = m[tree] == 0
         old = np.where(stump, 0, pos[tree] + local)  # its index in the walk layout
-        ch = np.repeat(np.arange(N), 2)  # a sink links to itself
-        ev = np.zeros(2 * N, np.float64)
+        self.ch = np.repeat(np.arange(N), 2)  # a sink links to itself
+        self.ev = np.zeros(2 * N, np.float64)
         for s in (0, 1):
             c = np.where(stump, m[tree], a["ch"][2 * old + s].astype(np.int64))  # local child
             leaf = c >= m[tree]
-            ch[2 * node + s] = np.where(leaf, next_root[tree], io[tree] + c)
+            self.ch[2 * node + s] = np.where(leaf, next_root[tree], io[tree] + c)
             at = np.where(leaf, lpos[tree] + c - m[tree], 0)
-            ev[2 * node + s] = np.where(leaf, a["leafval"][at], 0.0)
-        self.starts, self.sinks = starts, sinks
-        feat = np.zeros(N, np.int64)
-        feat[node] = np.where(stump, 0, a["feat"][old].astype(np.int64) // v_walk * V)
-        thr64 = np.full(N, np.inf)
-        thr64[node] = np.where(stump, np.inf, a["thr64"][old])
-        # one 32-byte record a node, so that a step reads one cache line: for float32 rows
-        # (the ordered key of the threshold rounded down to float32, the feature, the two
-        # children, all uint32, then the two edge values), for float64 rows (the threshold, the two children, the two edge
-        # values; the features apart, 1-2 bytes a node)
-        self.narrow = self._records(ev, ch, N)
-        self.narrow["feat"][0::8] = order_keys(floor32(thr64))
-        self.narrow["feat"][1::8] = feat
-        self.wide = self._records(ev, ch, N)
-        self.wide["thr"] = self.wide["rec"]
-        self.wide["rec"][0::4] = thr64
-        self.wide["feat"] = feat.astype(feat_dtype(int(feat.max()) + V))
-        self.group = int(info[0, 3]) if len(info) else 0
-
-    @staticmethod
-    def _records(ev, ch, N):
-        """The records' buffer (``rec``: float64 items, 4 a node) with the edge values in
-        items 2-3 and the children in the int32 items 2-3 of each node (``links``), and its
-        float32 (``thr``) and uint32 (``feat``) views."""
-        rec = np.zeros(N * 4, np.float64)
-        rec.reshape(-1, 4)[:, 2:] = ev.reshape(-1, 2)
-        links = rec.view(np.int32)
-        links.reshape(-1, 8)[:, 2:4] = ch.reshape(-1, 2)
-        return {"rec": rec, "links": links, "thr": rec.view(np.float32),
-                "feat": rec.view(np.uint32)}
+            self.ev[2 * node + s] = np.where(leaf, a["leafval"][at], 0.0)
+        self.feat = np.zeros(N, np.int64)
+        self.feat[node] = np.where(stump, 0, a["feat"][old].astype(np.int64) // v_walk * V)
+        self.thr64 = np.full(N, np.inf)
+        self.thr64[node] = np.where(stump, np.inf, a["thr64"][old])
+        self.V = V
+        self.group = int(info[0, 3])
+        self._arrays = {}
 
     def arrays(self, narrow):
-        """The kernels' (rec, links, feat, thr) for float32 (``narrow``: ``links``, the
-        uint32 view, holds the keys and features too) or float64 rows."""
-        if narrow:
-            r = self.narrow
-            return r["rec"], r["feat"], r["feat"], r["feat"]
-        r = self.wide
-        return r["rec"], r["links"], r["feat"], r["thr"]
+        """The kernel's node arrays for float32 (``narrow``) or float64 rows, laid out on
+        first use: one 32-byte record a node, so that a step reads one cache line. ``rec``
+        (float64 items, 4 a node) holds the edge values in items 2-3, its int32 or uint32 view
+        ``links`` the children in items 2-3 (of 8); for float32 rows ``links`` also holds the
+        ordered key of the threshold rounded down to float32 (item 0) and the feature (item 1);
+        for float64 rows ``rec`` holds the threshold in item 0 and the features are apart
+        (1-2 bytes a node): (rec, links) or (rec, links, feat)."""
+        got = self._arrays.get(narrow)
+        if got is None:
+            rec = np.zeros(self.thr64.size * 4, np.float64)
+            rec.reshape(-1, 4)[:, 2:] = self.ev.reshape(-1, 2)
+            links = rec.view(np.uint32 if narrow else np.int32).reshape(-1, 8)
+            links[:, 2:4] = self.ch.reshape(-1, 2)
+            if narrow:
+                links[:, 0] = order_keys(floor32(self.thr64))
+                links[:, 1] = self.feat
+                got = (rec, links.reshape(-1))
+            else:
+                rec.reshape(-1, 4)[:, 0] = self.thr64
+                got = (rec, links.reshape(-1),
+                       self.feat.astype(feat_dtype(int(self.feat.max()) + self.V)))
+            self._arrays[narrow] = got
+        return got
 
 
 def source(V, narrow):
     """The module of the chained walk of ``V`` lanes for float32 (``narrow``) or float64 rows:
     ``run_parallel`` / ``run_serial`` over blocks of rows, each block copied feature-major
     (the dual copy) with its last group of lanes padded by repeating the block's last row."""
-    args = "rec, links, feat, thr, starts, sinks, g, out"
+    args = f"rec, links, {'' if narrow else 'feat, '}starts, sinks, g, out"
     L = [HEADER.format(V=V, CAT=False).replace("hardwood.predict.pred:",
                                                "hardwood.predict.chainwalk:"),
          "from hardwood.backends._intrinsics import order_key",
@@ -153,9 +146,7 @@ def source(V, narrow):
     else:
         L += [f"                xs[base + u * {V} + lane] = a",
               f"                xs[base + (u + H) * {V} + lane] = a if a == a else ninf"]
-    L += [
-
-         "    F1 = np.uint64(1)",
+    L += ["    F1 = np.uint64(1)",
          "    F2 = np.uint64(2)",
          "    F4 = np.uint64(4)",
          "    F8 = np.uint64(8)",
@@ -173,7 +164,7 @@ def source(V, narrow):
     for _ in range(UNROLL):
         for lane in range(V):
             f = f"links[i{lane} * F8 + F1]" if narrow else f"feat[i{lane}]"
-            t = f"links[i{lane} * F8]" if narrow else f"thr[i{lane} * F4]"
+            t = f"links[i{lane} * F8]" if narrow else f"rec[i{lane} * F4]"
             L += [f"                c{lane} = np.uint64("
                   f"xq[np.uint64({f}) + np.uint64({lane})] <= {t})",
                   f"                a{lane} += rec[i{lane} * F4 + F2 + c{lane}]",

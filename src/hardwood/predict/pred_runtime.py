@@ -203,8 +203,8 @@ class PredRuntime(CompiledModel):
             if walk == "chain":
                 mod = mod[1] if f32 else mod[0]
                 run = mod.run_serial if n < SERIAL_ROWS else mod.run_parallel
-                run(X, self.block, used, *arrays.arrays(f32), arrays.starts, arrays.sinks, arrays.group,
-                    out)
+                run(X, self.block, used, *arrays.arrays(f32), arrays.starts, arrays.sinks,
+                    arrays.group, out)
                 continue
             first, feat, thr32, thr64, flags, catoff, bits, info, leafval, leafid = arrays
             block = self.block

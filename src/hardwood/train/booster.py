@@ -24,7 +24,7 @@ from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
-from ..objectives import ALIASES, get_objective, objective_class
+from ..objectives import get_objective, objective_class
 from ..parallel import threads
 from . import sampling
 from .grower import Grower, GrowParams, Profile
@@ -53,7 +53,8 @@ class Booster:
         init = _load_init_model(init_model)
         y = train_set.label
         n = train_set.n_rows
-        if init is not None and (objective_class(ALIASES.get(init.objective, init.objective)).name
+        # (by the objective trained: an alias, multi:softmax, names softprob's)
+        if init is not None and (objective_class(init.objective).name
                                  != objective_class(p["objective"]).name):
             raise ValueError(f"init_model was trained with objective {init.objective!r}, but "
                              f"params ask for {p['objective']!r}; continue with the same objective")

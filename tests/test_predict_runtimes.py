@@ -827,3 +827,24 @@ def test_chained_walk_only_where_it_serves(models, monkeypatch):
     c = hardwood.compile(m, "vpred", v=4)
     assert "chain" not in [p[2] for p in c.passes]
     np.testing.assert_array_equal(c.predict(X), m.predict(X))
+
+
+def test_chained_walk_on_hostile_rows(monkeypatch):
+    """The chained walk on rows of +-inf, -0.0 and +0.0, values exactly on thresholds, and
+    read-only, Fortran-ordered and float32 arrays: the naive walk's floats (its float32 rows
+    compare ordered keys, so -0.0 and +0.0 and the infinities must order as floats do)."""
+    from hardwood.predict import dispatch
+    monkeypatch.setattr(dispatch.PredRuntime, "_walk", "all")
+    m, X = _random_model(5, n_trees=40, n_features=6, depth=7)
+    c = hardwood.compile(m, "vpred")
+    assert [p[2] for p in c.passes] == ["chain", "leaf"]
+    rng = np.random.default_rng(0)
+    X = X.copy()
+    for value in (np.inf, -np.inf, -0.0, 0.0):
+        X[rng.random(X.shape) < 0.1] = value
+    thr = np.concatenate([t.threshold[t.feature >= 0] for t in m.trees])
+    X[:50, 0] = rng.choice(thr, 50)  # exactly on thresholds
+    for x in (X, X.astype(np.float32), np.asfortranarray(X)):
+        x = x.copy(order="K")
+        x.setflags(write=False)
+        np.testing.assert_array_equal(c.predict(x, output="raw"), m.predict(x, output="raw"))

@@ -184,5 +184,8 @@ def resolve_params(params) -> dict:
                 or not all(isinstance(name, str) for name in m)):
             raise TypeError(f"eval_metric must be a metric name or a list of them, got {m!r}")
         p["eval_metric"] = list(m)
-    p["verbose"] = bool(p["verbose"])
+    # LightGBM's verbose=-1 (and XGBoost's verbosity=0) mean silence: a negative level printed
+    # the training profile
+    v = p["verbose"]
+    p["verbose"] = bool(v) and not (isinstance(v, numbers.Real) and v < 0)
     return p

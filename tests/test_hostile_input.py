@@ -39,7 +39,7 @@ def _huge(A):
 def test_classifier_refuses_regression_objectives():
     rng = np.random.default_rng(1)
     X, y = rng.normal(size=(120, 3)), np.array(["a", "b", "c"])[rng.integers(0, 3, 120)]
-    for obj in ("reg:squarederror", "reg:absoluteerror", "regression", "huber"):
+    for obj in ("reg:squarederror", "reg:absoluteerror", "regression", "reg:pseudohubererror"):
         with pytest.raises(ValueError, match="GBDTClassifier trains classification objectives"):
             GBDTClassifier(objective=obj, n_estimators=2).fit(X, y)
     for obj in ("binary:logistic", "multi:softprob", "multiclass"):

@@ -212,6 +212,15 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
     if X is None:
         raise TypeError(f"{what} must be a matrix, got None")
     if _is_pandas_df(X):
+        if info is None and feature_names is not None:
+            # a frame's features are named by its columns; other names were ignored silently
+            # (XGBoost and LightGBM take them), and a later frame of those names was refused
+            given = [str(n) for n in feature_names]
+            cols = [str(c) for c in X.columns]
+            if given != cols:
+                raise ValueError(f"feature_names {given[:10]} differ from {what}'s column names "
+                                 f"{cols[:10]}: a DataFrame's features are named by its columns; "
+                                 "rename the columns (X.columns = names) instead")
         mat, names, is_cat, cats = _from_pandas(X, categorical_features, info, dtype, what)
     else:
         if _sp is not None and _sp.issparse(X):

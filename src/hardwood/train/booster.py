@@ -71,6 +71,10 @@ class Booster:
         self.model_objective = "multi:softmax" if p["objective"] == "multi:softmax" else obj.name
         p["objective"] = obj.name
         obj.check_labels(y)
+        _check_weight_range(train_set.weight, "train_set")
+        for v, name in zip(self.valid_sets, self.valid_names):
+            if v is not train_set:
+                _check_weight_range(v.weight, f"valid set {name!r}")
         K = obj.n_outputs
         # unit weights as a read-only stride-0 view (no n-sized array) for the Python-side
         # uses; the gradient kernels take train_set.weight itself (None: a flag, so that
@@ -248,7 +252,8 @@ class Booster:
                         predict_binned(_binned_rows(v), binned, vp[k])
                 self.profile.add("update", t0)
                 if not np.all(np.isfinite(tree.value)):
-                    raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p))
+                    raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p,
+                                                                     ts.weight))
                 self.trees.append(tree)
                 self.groups.append(k)
             if grower is not self.grower:
@@ -587,11 +592,32 @@ def _classes_from_labels(y, objective):
     return max(K, 2)
 
 
-def _non_finite_message(it, k, y, p):
+def _non_finite_message(it, k, y, p, w=None):
+    big_w = w is not None and float(np.max(w)) > 1e6
+    weights = f", weights up to {float(np.max(w)):g}" if big_w else ""
     return (f"training diverged: round {it} (output {k}) produced a non-finite leaf value "
-            f"(labels range from {float(y.min()):g} to {float(y.max()):g}; gradients are float32, "
-            f"so labels beyond about 1e38, or a learning_rate of {p['learning_rate']:g}, can "
-            "overflow). Scale the labels or lower learning_rate; no model was returned")
+            f"(labels range from {float(y.min()):g} to {float(y.max()):g}{weights}; gradients are "
+            f"float32, so labels{' or weights x labels' if big_w else ''} beyond about 1e38, or a "
+            f"learning_rate of {p['learning_rate']:g}, can overflow). Scale the labels"
+            f"{', the weights' if big_w else ''} or lower learning_rate; no model was returned")
+
+
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_weight_range(w, what):
+    """Weights scale the float32 gradients (g x w): a weight beyond float32's range made them
+    infinite, every split's gain NaN, and training returned trees without a split (the base
+    score) with no more than numpy's warnings. XGBoost refuses such weights too."""
+    if w is None:
+        return
+    big = w > _FLOAT32_MAX
+    if big.any():
+        i = int(np.flatnonzero(big)[0])
+        raise ValueError(f"{what}'s weights exceed float32's range (about 3.4e38), which the "
+                         f"gradients are computed in: {int(big.sum())} of them, the first "
+                         f"{float(w[i]):g} at row {i}; scale the weights down (only their "
+                         "ratios matter, with reg_lambda and min_child_weight scaled alike)")
 
 
 def _refit_leaves(obj, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 
 
 class TrainingCallback:
@@ -64,10 +65,17 @@ class EarlyStopping(TrainingCallback):
         self.maximize = maximize
         self.best_iteration = None
         self.best_score = None
+        self._warned_nan = False
 
     def after_iteration(self, model, epoch, evals_log):
         score = evals_log[self.data_name][self.metric][-1]
         if math.isnan(score):
+            if not self._warned_nan:  # as XGBoost, a NaN never improves; it stopped training
+                self._warned_nan = True  # early with no word (auc of a one-class set)
+                warnings.warn(f"early stopping watches {self.metric!r} on {self.data_name!r}, "
+                              f"which is NaN at round {epoch} (auc of a set of one class, "
+                              "say); a NaN never counts as an improvement, so training may "
+                              "stop early and keep only the rounds before it", RuntimeWarning)
             better = self.best_score is None
         elif self.best_score is None or math.isnan(self.best_score):
             better = True

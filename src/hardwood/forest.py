@@ -199,6 +199,14 @@ class _ForestBase(BaseEstimator):
             else:
                 tot = n if rw is None else float(rw.sum())
                 n_boot = max(int(ms * tot), 1)
+                if n_boot < max(10, n ** (1 / 3)):  # scikit-learn's warning: weights that sum
+                    # to little (all below 1, say) left a few rows per tree with no word
+                    what = (f"the number of samples is {n}" if rw is None else
+                            f"the total sum of sample weights is {tot:g}")
+                    warnings.warn(f"Using the fractional value max_samples={ms} when {what} "
+                                  f"results in a low number ({n_boot}) of bootstrap samples. "
+                                  "We recommend passing `max_samples` as an integer instead.",
+                                  UserWarning)
         else:
             n_boot = n
         plan = SamplingPlan(n, bool(self.bootstrap), n_boot,

@@ -1,0 +1,122 @@
+"""Hostile input, fourth round: what a user of XGBoost, LightGBM or scikit-learn would pass,
+and what hardwood did with it without a word (docs/checks.md)."""
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hardwood as hw
+from hardwood import GBDTRegressor, RandomForestClassifier
+
+
+def _data(n=400, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 4))
+    return X, X[:, 0] + 0.1 * rng.normal(size=n)
+
+
+# -- weights beyond float32 --------------------------------------------------------------------
+def test_weights_beyond_float32_are_refused_not_trained_into_the_base_score():
+    # g x w is float32: a weight of 1e40 made every gradient infinite, every gain NaN, and
+    # training returned root-only trees (the base score), with numpy warnings only
+    X, y = _data()
+    w = np.ones(len(y))
+    w[7] = 1e40
+    with pytest.raises(ValueError, match=r"exceed float32's range.*1e\+40 at row 7"):
+        hw.train({}, hw.Dataset(X, y, weight=w), 2)
+    with pytest.raises(ValueError, match="float32's range"):
+        GBDTRegressor(n_estimators=2).fit(X, y, sample_weight=np.full(len(y), 1e300))
+    train = hw.Dataset(X, y)
+    with pytest.raises(ValueError, match="valid set 'valid_0'.*float32's range"):
+        hw.train({}, train, 2, valid_sets=[hw.Dataset(X, y, weight=w, reference=train)])
+    # weights within range train as before, and the same model at any common scale
+    a = hw.train({"reg_lambda": 0.0, "min_child_weight": 0.0}, hw.Dataset(X, y), 3)
+    b = hw.train({"reg_lambda": 0.0, "min_child_weight": 0.0},
+                 hw.Dataset(X, y, weight=np.full(len(y), 1e30)), 3)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-5, atol=1e-6)
+
+
+def test_divergence_from_large_weights_names_the_weights():
+    X, y = _data()
+    with pytest.raises(FloatingPointError, match=r"weights up to 1e\+37.*Scale the labels, "
+                                                 r"the weights"):
+        hw.train({}, hw.Dataset(X, y * 100, weight=np.full(len(y), 1e37)), 2)
+
+
+# -- LightGBM's verbose=-1 ---------------------------------------------------------------------
+def test_negative_verbose_is_silent(capsys):
+    # verbose=-1 is how LightGBM users silence training; bool(-1) printed the profile
+    X, y = _data()
+    hw.train({"verbose": -1}, hw.Dataset(X, y), 2)
+    GBDTRegressor(n_estimators=2, verbose=-1).fit(X, y)
+    hw.train({"verbosity": 0}, hw.Dataset(X, y), 2)
+    assert capsys.readouterr().out == ""
+    hw.train({"verbose": 1}, hw.Dataset(X, y), 2)
+    assert "[hardwood] training" in capsys.readouterr().out
+
+
+# -- LightGBM's "huber" ------------------------------------------------------------------------
+def test_lightgbm_huber_objective_is_not_taken_for_pseudo_huber():
+    # "huber" was an alias of reg:pseudohubererror; LightGBM's huber is the Huber loss (unit
+    # hessian): with LightGBM's lambda_l2=0 the Pseudo-Huber leaves diverged (MAE 985 vs 0.28)
+    X, y = _data()
+    with pytest.raises(ValueError, match="LightGBM's 'huber' is the Huber loss.*"
+                                         "reg:pseudohubererror"):
+        hw.train({"objective": "huber"}, hw.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match="reg:pseudohubererror"):
+        GBDTRegressor(objective="huber", n_estimators=2).fit(X, y)
+    m = hw.train({"objective": "reg:pseudohubererror"}, hw.Dataset(X, y), 2)
+    assert m.objective == "reg:pseudohubererror"
+
+
+# -- feature_names beside a DataFrame's columns --------------------------------------------------
+def test_feature_names_that_differ_from_a_frames_columns_are_refused():
+    # they were ignored: the model kept the columns' names, and a frame of the given names
+    # was refused at predict time
+    X, y = _data()
+    df = pd.DataFrame(X, columns=list("abcd"))
+    with pytest.raises(ValueError, match=r"feature_names \['w', 'x', 'y', 'z'\] differ from "
+                                         r"X's column names \['a', 'b', 'c', 'd'\]"):
+        hw.Dataset(df, y, feature_names=list("wxyz"))
+    ds = hw.Dataset(df, y, feature_names=list("abcd"))  # the same names: fine
+    assert ds.feature_names == list("abcd")
+    m = hw.train({}, hw.Dataset(X, y, feature_names=list("wxyz")), 2)  # numpy: the names
+    assert m.feature_names == list("wxyz")
+    np.testing.assert_array_equal(m.predict(pd.DataFrame(X, columns=list("wxyz"))),
+                                  m.predict(X))
+
+
+# -- early stopping on a NaN metric ------------------------------------------------------------
+def test_early_stopping_on_a_nan_metric_warns():
+    # auc of a one-class validation set is NaN every round: as XGBoost, training stops after
+    # early_stopping_rounds and keeps round 0 only; it did so without a word
+    X, y = _data()
+    yb = (y > 0).astype(float)
+    train = hw.Dataset(X, yb)
+    one = hw.Dataset(X[yb == 1], yb[yb == 1], reference=train)
+    with pytest.warns(RuntimeWarning, match="early stopping watches 'auc' on 'valid_0', which is "
+                                            "NaN at round 0"):
+        m = hw.train({"objective": "binary:logistic", "eval_metric": "auc"}, train, 20,
+                     valid_sets=[one], early_stopping_rounds=3)
+    assert m.best_iteration == 0
+    with warnings.catch_warnings():  # a finite metric: no warning
+        warnings.simplefilter("error")
+        hw.train({"objective": "binary:logistic"}, train, 5, valid_sets=[one],
+                 early_stopping_rounds=3)
+
+
+# -- forests: a fractional max_samples of small weights ----------------------------------------
+def test_forest_fractional_max_samples_of_small_weights_warns():
+    # n_boot = max_samples x sum of weights (scikit-learn's rule): weights below 1 left a few
+    # rows per tree; scikit-learn warns, hardwood said nothing
+    X, y = _data()
+    yc = (y > 0).astype(int)
+    w = np.random.default_rng(3).random(len(y)) * 0.01
+    with pytest.warns(UserWarning, match=r"low number \(\d\) of bootstrap samples"):
+        RandomForestClassifier(n_estimators=3, max_samples=0.5, random_state=0).fit(
+            X, yc, sample_weight=w)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        RandomForestClassifier(n_estimators=3, max_samples=0.5, random_state=0).fit(
+            X, yc, sample_weight=w * 100)

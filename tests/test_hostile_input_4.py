@@ -120,3 +120,26 @@ def test_forest_fractional_max_samples_of_small_weights_warns():
         warnings.simplefilter("error")
         RandomForestClassifier(n_estimators=3, max_samples=0.5, random_state=0).fit(
             X, yc, sample_weight=w * 100)
+
+
+# -- a compiled runtime's out= of the shape predict returns ------------------------------------
+@pytest.mark.parametrize("runtime", ["naive", "struct+", "vpred", "codegen", "auto"])
+def test_compiled_predict_takes_a_1d_out_for_one_output(runtime):
+    # predict returns (n,) for one output, but out= had to be (n, 1)
+    X, y = _data()
+    m = hw.train({"objective": "binary:logistic"}, hw.Dataset(X, (y > 0).astype(float)), 3)
+    rt = hw.compile(m, runtime=runtime)
+    for output in ("value", "raw"):
+        out = np.full(len(y), np.nan)
+        res = rt.predict(X, output=output, out=out)
+        assert res is out
+        np.testing.assert_array_equal(out, m.predict(X, output=output, runtime=runtime))
+    one = np.empty(1)
+    assert rt.predict(X[:1], out=one) is one and one[0] == m.predict(X[:1])[0]
+    with pytest.raises(ValueError, match=r"shape \(400, 1\) or \(400,\)"):
+        rt.predict(X, out=np.empty(len(y) + 1))
+    with pytest.raises(ValueError, match=r"shape \(400, 1\) or \(400,\)"):
+        rt.predict(X, out=np.empty(2 * len(y))[::2])
+    mc = hw.train({"objective": "multi:softprob"}, hw.Dataset(X, np.digitize(y, [-.5, .5])), 2)
+    with pytest.raises(ValueError, match=r"shape \(400, 3\)$"):  # several outputs: (n, K)
+        hw.compile(mc, runtime=runtime).predict(X, out=np.empty(len(y)))

@@ -245,10 +245,15 @@ class CompiledModel:
             self._leaf(mat, out)
             return out
         K = self.n_outputs
+        given = out
+        if out is not None and K == 1 and out.shape == (n,):
+            # the shape predict returns for one output; (n, 1) only was taken
+            out = out.reshape(n, 1) if out.flags.c_contiguous else out
         if out is None:
             out = np.empty((n, K), dtype=np.float64)
         elif out.shape != (n, K) or out.dtype != np.float64 or not out.flags.c_contiguous:
-            raise ValueError(f"out must be a C-contiguous float64 array of shape {(n, K)}")
+            shapes = f"{(n, K)}" + (f" or {(n,)}" if K == 1 else "")
+            raise ValueError(f"out must be a C-contiguous float64 array of shape {shapes}")
         single = K == 1 or (output == "value" and self._code == ARGMAX)
         if (n == 1 and self._one is not None and mat.flags.c_contiguous
                 and (mat.dtype == _F32 or mat.dtype == _F64)):
@@ -259,6 +264,8 @@ class CompiledModel:
             self._raw(mat, out)
             if output == "value" and self._code:
                 transform_inplace(self._code, out)
+        if given is not None and given.ndim == 1:
+            return given
         if single:
             return out[:, 0]
         return out

@@ -357,6 +357,9 @@ def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
     hwplot.require_matplotlib()
     if y is not None and X is None:
         raise ValueError("labels without data: give X as well as y")
+    from .data.convert import as_pandas_if_named_table
+
+    X = as_pandas_if_named_table(X)  # an Arrow table's rows are sampled by name, not position
     if X is not None and y is not None and len(X) != len(np.asarray(y).reshape(-1)):
         raise ValueError(f"X has {len(X)} rows but y has {len(np.asarray(y).reshape(-1))}")
     from . import __version__

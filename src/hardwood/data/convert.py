@@ -73,6 +73,19 @@ def _is_pandas_df(X) -> bool:
     return mod.startswith("pandas") and type(X).__name__ == "DataFrame"
 
 
+def as_pandas_if_named_table(X):
+    """A pyarrow ``Table``/``RecordBatch`` or a polars ``DataFrame`` as a pandas DataFrame
+    (dictionary columns become ``category`` columns); anything else as it is. Read through
+    ``np.asarray`` they lost their column names: a model took them by position, so a table
+    of the training columns in another order predicted silently from the wrong features."""
+    t = type(X)
+    mod, name = t.__module__, t.__name__
+    if ((mod.startswith("pyarrow") and name in ("Table", "RecordBatch"))
+            or (mod.startswith("polars") and name == "DataFrame")):
+        return X.to_pandas()
+    return X
+
+
 def _resolve_categorical(categorical_features, names, n_features):
     mask = np.zeros(n_features, dtype=bool)
     if categorical_features is None:
@@ -211,6 +224,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
     """
     if X is None:
         raise TypeError(f"{what} must be a matrix, got None")
+    X = as_pandas_if_named_table(X)
     if _is_pandas_df(X):
         if info is None and feature_names is not None:
             # a frame's features are named by its columns; other names were ignored silently

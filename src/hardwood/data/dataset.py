@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from .binning import BinMapper
-from .convert import FeatureInfo, checked_csr, to_csr, to_float_matrix, to_vector
+from .convert import (FeatureInfo, as_pandas_if_named_table, checked_csr, to_csr,
+                      to_float_matrix, to_vector)
 from .sparse import bin_sparse, fit_sparse, wants_sparse
 
 MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
@@ -157,6 +158,7 @@ class Dataset:
                  group_categories=True, group=None, qid=None, sparse="auto"):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
+        X = as_pandas_if_named_table(X)  # (Arrow, polars: their column names kept)
         if reference is None:
             if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, (bool, np.bool_))
                     or not 2 <= max_bin <= MAX_BINS):

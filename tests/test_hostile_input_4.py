@@ -173,3 +173,14 @@ def test_arrow_tables_are_read_by_column_name():
     assert m.info.is_categorical.tolist() == [True, False]
     frame = pd.DataFrame({"c": pd.Categorical(cats, categories=["z", "y", "x"]), "v": X[:, 1]})
     np.testing.assert_array_equal(m.predict(t), m.predict(frame))
+
+
+def test_a_categorical_mask_of_the_wrong_length_says_so():
+    X, y = _data()
+    Xc = np.c_[np.abs(np.round(X[:, :2])), X[:, 2:]]
+    with pytest.raises(ValueError, match="boolean mask of length 2, but X has 4 features"):
+        hw.Dataset(Xc, y, categorical_features=[True, False])
+    with pytest.raises(TypeError, match="mixes booleans and indices"):
+        hw.Dataset(Xc, y, categorical_features=[True, 1])
+    mask = hw.Dataset(Xc, y, categorical_features=np.array([True, False, False, False]))
+    assert mask.info.is_categorical.tolist() == [True, False, False, False]

@@ -93,7 +93,10 @@ def _resolve_categorical(categorical_features, names, n_features):
     if isinstance(categorical_features, (str, numbers.Integral)):
         categorical_features = [categorical_features]
     cf = list(categorical_features)
-    if len(cf) == n_features and all(isinstance(v, (bool, np.bool_)) for v in cf):
+    if cf and all(isinstance(v, (bool, np.bool_)) for v in cf):
+        if len(cf) != n_features:  # (it was called a mix of booleans and indices)
+            raise ValueError(f"categorical_features is a boolean mask of length {len(cf)}, but "
+                             f"X has {n_features} features")
         return np.asarray(cf, dtype=bool)
     for v in cf:
         if isinstance(v, (bool, np.bool_)):

@@ -184,3 +184,32 @@ def test_a_categorical_mask_of_the_wrong_length_says_so():
         hw.Dataset(Xc, y, categorical_features=[True, 1])
     mask = hw.Dataset(Xc, y, categorical_features=np.array([True, False, False, False]))
     assert mask.info.is_categorical.tolist() == [True, False, False, False]
+
+
+# -- a part of a random forest -----------------------------------------------------------------
+def test_part_of_a_forest_is_refused_not_predicted_as_a_fraction_of_its_mean():
+    # a forest's leaves hold value / n_estimators: iteration_range=(0, 5) of 10 trees predicted
+    # half the mean (a regression of mean 50 gave 25; class probabilities summed to 0.5)
+    from sklearn.ensemble import RandomForestRegressor as SkForest
+
+    from hardwood import RandomForestRegressor
+
+    X, y = _data()
+    y = y * 10 + 50
+    rf = RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y)
+    sk = hw.import_model(SkForest(n_estimators=10, random_state=0).fit(X, y))
+    for m in (rf.model_, sk):
+        full = m.predict(X)
+        assert abs(full.mean() - y.mean()) < 1.0
+        for rng in [(0, 5), (2, 10), (3, 4)]:
+            with pytest.raises(ValueError, match="part of a random forest of 10 trees"):
+                m.predict(X, iteration_range=rng)
+            with pytest.raises(ValueError, match="part of a random forest"):
+                hw.compile(m, runtime="auto", iteration_range=rng)
+            with pytest.raises(ValueError, match="part of a random forest"):
+                m.predict(X[:3], output="contrib", iteration_range=rng)
+        for whole in [(0, 10), (0, 0)]:
+            np.testing.assert_array_equal(m.predict(X, iteration_range=whole), full)
+        np.testing.assert_array_equal(m.predict(X, iteration_range=(4, 4)), 0.0)  # empty
+    boosted = hw.train({}, hw.Dataset(X, y), 10)  # a boosted model's rounds are parts of a sum
+    assert boosted.predict(X, iteration_range=(0, 5)).shape == (len(y),)

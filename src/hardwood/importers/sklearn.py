@@ -101,13 +101,21 @@ def _forest(estimators, est, kind, average=True):
                 trees.append(_convert_float32_tree(e, proba[:, c] * scale, n, f"tree {k}"))
                 groups.append(c)
         return make_model(LIB, trees, groups, np.zeros(n_classes), "multi:proba", n_classes,
-                          _numeric_info(est, n),
-                          {"imported_from": "sklearn", "estimator": type(est).__name__})
+                          _numeric_info(est, n), _forest_params(est, n_est, average))
     for k, e in enumerate(estimators):
         trees.append(_convert_float32_tree(e, _leaf_table(e)[:, 0] * scale, n, f"tree {k}"))
         groups.append(0)
     return make_model(LIB, trees, groups, [0.0], "reg:squarederror", 1, _numeric_info(est, n),
-                      {"imported_from": "sklearn", "estimator": type(est).__name__})
+                      _forest_params(est, n_est, average))
+
+
+def _forest_params(est, n_est, average):
+    """The model's params; an averaged forest's leaves are shares of its mean (1 / n_est),
+    which ``Model.tree_range`` reads to refuse a part of the trees."""
+    p = {"imported_from": "sklearn", "estimator": type(est).__name__}
+    if average:
+        p["sklearn_average_output"] = n_est
+    return p
 
 
 def _gradient_boosting(est, kind):

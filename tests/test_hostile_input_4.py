@@ -213,3 +213,24 @@ def test_part_of_a_forest_is_refused_not_predicted_as_a_fraction_of_its_mean():
         np.testing.assert_array_equal(m.predict(X, iteration_range=(4, 4)), 0.0)  # empty
     boosted = hw.train({}, hw.Dataset(X, y), 10)  # a boosted model's rounds are parts of a sum
     assert boosted.predict(X, iteration_range=(0, 5)).shape == (len(y),)
+
+
+@pytest.mark.parametrize("K,onehot", [(3, 3), (3, 4), (4, 4), (4, 5), (5, 4), (5, 6)])
+def test_max_cat_to_onehot_follows_xgboost(K, onehot):
+    """XGBoost splits one category off when the field has fewer than max_cat_to_onehot
+    categories; hardwood compared the node's non-empty categories with <=, so K = 4 with the
+    default 4 went one-hot in hardwood and by partition in XGBoost (0.29 apart)."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(K)
+    n = 5000
+    c = rng.integers(0, K, n)
+    x = rng.integers(0, 10, n).astype(float)
+    y = rng.normal(size=K)[c] * 2 + 0.3 * x + rng.normal(size=n) * 0.2
+    df = pd.DataFrame({"c": pd.Categorical(c, categories=range(K)), "x": x})
+    p = {"max_depth": 3, "learning_rate": 0.5, "reg_lambda": 1.0, "base_score": 0.0,
+         "max_cat_to_onehot": onehot}
+    ours = hw.train(p, hw.Dataset(df, y), num_boost_round=5).predict(df)
+    theirs = xgb.train(dict(p, tree_method="hist", max_cat_threshold=64, nthread=1),
+                       xgb.DMatrix(df, y, enable_categorical=True), 5)
+    np.testing.assert_allclose(ours, theirs.predict(xgb.DMatrix(df, enable_categorical=True)),
+                               atol=1e-5)

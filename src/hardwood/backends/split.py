@@ -7,7 +7,8 @@ A split needs both children to carry hessian >= ``min_child_weight`` and a gain 
 
 Categorical fields (group by field: one histogram slot per category, one for missing):
 
-* at most ``max_cat_to_onehot`` non-empty categories: one category vs the rest;
+* fewer than ``max_cat_to_onehot`` categories in the field (XGBoost's rule, over all the
+  field's categories, not the node's non-empty ones): one category vs the rest;
 * otherwise categories sorted by ``G / (H + lambda)``, and the best prefix of that order
   (from either end, at most ``max_cat_threshold`` categories) goes left.
 """
@@ -105,11 +106,54 @@ def _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, out):
         out[b] = _split_gain(GLs[b] + Gm, HLs[b] + Hm, G, H, lam, alpha, min_h, parent)
 
 
+# a field of at most this many value bins is scanned in one pass (``_scan_numeric_short``):
+# the buffers of the vectorised scan cost an allocation, more than a few bins' gains
+SHORT_FIELD_BINS = 32
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
+    """``_scan_numeric`` in one pass and no buffer, for a field of few bins (one-hot, counts,
+    most sparse fields): the same sums, gains and order of comparison, so the same answer."""
+    Gm = hist[off + nv, 0]
+    Hm = hist[off + nv, 1]
+    min_h = max(mcw, MIN_HESS)
+    with_missing = Hm > 0.0
+    GL = 0.0
+    HL = 0.0
+    best = -np.inf
+    best_bin = -1
+    best_dl = False
+    best_GL = 0.0
+    best_HL = 0.0
+    for b in range(nv):
+        GL += hist[off + b, 0]
+        HL += hist[off + b, 1]
+        g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
+        if g0 > best:
+            best = g0
+            best_bin = b
+            best_dl = False
+            best_GL = GL
+            best_HL = HL
+        if with_missing:
+            g1 = _split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent)
+            if g1 > best:
+                best = g1
+                best_bin = b
+                best_dl = True
+                best_GL = GL + Gm
+                best_HL = HL + Hm
+    return best, best_bin, best_dl, best_GL, best_HL
+
+
 @njit(cache=True, nogil=True)
 def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     """Best threshold of a numeric field: prefix sums, then every bin's gain (missing right,
     and missing left where the node has missing values), then the first best in the order
     (bin, missing right before left)."""
+    if nv <= SHORT_FIELD_BINS:
+        return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent)
     Gm = hist[off + nv, 0]
     Hm = hist[off + nv, 1]
     min_h = max(mcw, MIN_HESS)
@@ -207,7 +251,7 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
     m = cats.shape[0]
     if m == 0:
         return best, best_code, best_dl, best_GL, best_HL
-    if m <= max_onehot:
+    if K < max_onehot:
         for i in range(m):
             c = cats[i]
             for dl in range(2):

@@ -249,3 +249,17 @@ def test_multiclass_roots_in_one_pass_change_no_tree(params, fused, monkeypatch)
     monkeypatch.setattr(grower_mod.Grower, "class_roots", lambda self, *a: None)
     _assert_same(shared, _train(params, X, y, rounds=3, objective="multi:softprob"),
                  exact=True)
+
+
+def test_histogram_pool_reuses_the_best_fitting_array_and_never_a_taken_one():
+    from hardwood.train.learner import _HistPool
+
+    pool = _HistPool()
+    small, big = pool.take((1, 10, 2)), pool.take((4, 10, 2))
+    pool.give([small, big])
+    again = pool.take((2, 10, 2))  # the best fit: the 80-cell array, not the 20
+    assert again.shape == (2, 10, 2) and np.shares_memory(again, big)
+    other = pool.take((2, 10, 2))  # the 20-cell one is too small: a new array
+    assert not np.shares_memory(other, big) and not np.shares_memory(other, small)
+    pool.give([again])
+    assert np.shares_memory(pool.take((4, 10, 2)), big)  # the whole array comes back

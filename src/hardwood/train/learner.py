@@ -76,6 +76,7 @@ class _Hists:
 
     def __init__(self):
         self.at = {}
+        self.made = None  # the array of the larger children, taken from the learner's pool
 
     def put(self, array, ids):
         array = np.ascontiguousarray(array, dtype=np.float64)
@@ -98,6 +99,33 @@ class _Hists:
         return list(out.values())
 
 
+class _HistPool:
+    """Histogram arrays the learner made (the larger children's, by subtraction) and no longer
+    needs, to make the next ones in: a fresh array of a megabyte or more is new memory, and
+    its page faults cost as much as the subtraction itself (sparse-wide, 70,000 bins: 0.5 s
+    of 50 rounds). Best fit of the free arrays (flat, at least the size asked); at most
+    ``max_free`` bytes are kept."""
+
+    def __init__(self, max_free=256 << 20):
+        self.free = []
+        self.max_free = max_free
+
+    def take(self, shape):
+        need = int(np.prod(shape))
+        fits = [k for k, a in enumerate(self.free) if a.size >= need]
+        if not fits:
+            return np.empty(shape, dtype=np.float64)
+        k = min(fits, key=lambda k: self.free[k].size)
+        return self.free.pop(k)[:need].reshape(shape)
+
+    def give(self, arrays):
+        """Take back arrays that ``take`` handed out, once nothing reads them."""
+        for a in arrays:
+            base = (a if a.base is None else a.base).reshape(-1)  # the whole array, flat
+            if sum(f.nbytes for f in self.free) + base.nbytes <= self.max_free:
+                self.free.append(base)
+
+
 class PageLeaves:
     """What a tree grown over pages leaves behind: its leaves' rows, in the pages."""
 
@@ -118,6 +146,7 @@ class TreeLearner:
     def __init__(self, pages, grower):
         self.pages = pages
         self.gw = grower  # the Grower: parameters, field layout, profile, tree output
+        self.pool = _HistPool()
 
     def grow(self, rows, g, h, tree_mask, keys, root=None):
         """One tree over ``rows`` (ascending global row ids). Returns (Tree, BinnedTree,
@@ -219,11 +248,12 @@ class TreeLearner:
         small_h = np.ascontiguousarray(pages.histograms(small, g, h), dtype=np.float64)
         gw.profile.add("histogram", t0)
         # the larger children: parent minus smaller child, into one new array
-        large_h = np.empty_like(small_h)
+        large_h = self.pool.take(small_h.shape)
         for array, pos, rows in hists.groups(ids):
             subtract_histograms(array, rows, small_h, pos, large_h)
         child_hists.put(small_h, small)
         child_hists.put(large_h, large)
+        child_hists.made = large_h
         return children, child_hists
 
     # -- growth policies ------------------------------------------------------------------
@@ -251,7 +281,16 @@ class TreeLearner:
             ids = [frontier[k] for k in ok]
             n_leaves += len(ok)
             more = self._depth_ok(nodes.depth[ids[0]] + 1) and n_leaves < max_leaves
-            frontier, hists = self._apply_splits(nodes, ids, hists, ok, res, g, h, more)
+            frontier, children = self._apply_splits(nodes, ids, hists, ok, res, g, h, more)
+            self._recycle(hists)  # the parents' histograms: read for the last time
+            hists = children
+        self._recycle(hists)
+
+    def _recycle(self, hists):
+        """Give the subtraction's array of a finished level back to the pool."""
+        if hists.made is not None:
+            self.pool.give([hists.made])
+            hists.made = None
 
     def _lossguide(self, nodes, g, h, keys, root_hist):
         max_leaves = self.gw.p.max_leaves if self.gw.p.max_leaves > 0 else np.inf

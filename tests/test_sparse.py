@@ -58,6 +58,56 @@ def test_bins_equal_over_a_row_sample_float64_and_integer_weights():
             np.testing.assert_array_equal(a.upper_edges[j], b.upper_edges[j])
 
 
+def test_column_edges_kernel_equals_edges_from_counts():
+    """The kernel behind fit_sparse (``_edges_of_counts``) against its numpy twin
+    ``binning.edges_from_counts`` on edge cases: few or many distinct values, infinities,
+    adjacent doubles, huge magnitudes, uneven counts."""
+    from hardwood.data.binning import edges_from_counts
+    from hardwood.data.sparse import _edges_of_counts
+
+    rng = np.random.default_rng(3)
+    cases = [np.zeros(0), np.array([0.0]), np.array([-np.inf, np.inf]),
+             np.array([1.0, np.nextafter(1.0, 2.0)]), np.array([-1e308, 1e308]),
+             np.array([-np.inf, -1.0, 0.0, 5.0, np.inf]),
+             np.unique(rng.normal(size=40)), np.unique(np.round(rng.normal(size=5000), 3)),
+             np.unique(rng.integers(-50, 50, 300)).astype(np.float64)]
+    for uniq in cases:
+        for counts in (np.ones(uniq.size), rng.integers(1, 1000, uniq.size).astype(float),
+                       rng.random(uniq.size) * 3):
+            for mvb in (1, 3, 15, 255):
+                want = edges_from_counts(uniq, np.cumsum(counts), mvb)
+                out = np.empty(uniq.size + 2)
+                k = _edges_of_counts(uniq, counts, mvb, out)
+                np.testing.assert_array_equal(out[:k], want)
+
+
+def test_bins_of_awkward_columns_equal_the_dense_path():
+    """Columns every entry stored, NaN-or-zero, negative only, one value, more distinct
+    values than bins; weights real-valued with zeros; float32 and float64."""
+    rng = np.random.default_rng(11)
+    n = 1500
+
+    def some(p, values):
+        return np.where(rng.random(n) < p, values, 0.0)
+
+    X = np.stack([rng.normal(size=n),                       # every entry stored
+                  some(0.3, np.nan),                         # NaN or zero
+                  some(0.2, -rng.exponential(size=n)),       # negative only
+                  some(0.1, 7.0),                            # one value
+                  some(0.5, rng.normal(size=n)),             # many distinct values
+                  some(0.1, np.round(rng.normal(size=n)))], axis=1)
+    w = np.where(rng.random(n) < 0.1, 0.0, rng.random(n) * 2)
+    for dtype in (np.float32, np.float64):
+        Xd = X.astype(dtype)
+        Cd = sp.csr_matrix(Xd)
+        for weight in (None, w):
+            a = fit_sparse(BinMapper(max_bin=32, sample_rows=1000), Cd, weight)
+            b = BinMapper(max_bin=32, sample_rows=1000).fit(Xd, np.zeros(6, bool), np.zeros(6),
+                                                            weight=weight)
+            for j in range(6):
+                np.testing.assert_allclose(a.upper_edges[j], b.upper_edges[j], rtol=1e-12)
+
+
 def test_auto_takes_sparse_below_the_density_and_checks_input():
     X, C = _matrix(300, 10, 0.05, seed=1)
     y = np.zeros(300)
@@ -145,6 +195,14 @@ def test_kernels_match_the_naive_twin():
                                rtol=1e-9, atol=1e-9)
     np.testing.assert_allclose(hf, dense.build_histograms(rows, begins, ends, g, h),
                                rtol=1e-9, atol=1e-9)
+    # blocks of consecutive rows (the root; a node of a run of rows) take a path of their
+    # own: the same sums as the twin's
+    every = np.arange(5000, dtype=np.int32)
+    run = np.concatenate([np.arange(1000, 2500), [2501, 2600]]).astype(np.int32)
+    for r_, b_, e_ in ((every, [0], [5000]), (run, [0, 1500], [1500, 1502]),
+                       (run, [0], [1502])):
+        np.testing.assert_allclose(fast.build_histograms(r_, b_, e_, g, h),
+                                   twin.build_histograms(r_, b_, e_, g, h), rtol=1e-9, atol=1e-9)
     feats = np.array([0, 5, 17])
     tables = (rng.random((3, int(ds.bin_mapper.n_bins.max()))) < 0.5).astype(np.uint8)
     r1, r2 = rows.copy(), rows.copy()

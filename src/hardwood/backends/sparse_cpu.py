@@ -68,15 +68,29 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
     of block k's rows at their stored entries' slots, into its node's histogram ``out[s]``
     for a node's first block, else into ``extra[k - s - 1]`` (flat histograms), and their
     sums into totals[k]. The entries of a row a few rows ahead are prefetched: the node's
-    rows are scattered over the matrix."""
+    rows are scattered over the matrix. A block of consecutive rows (the root's: the rows of
+    a node are distinct and ascend) is read straight, without the row list or prefetches,
+    which cost it a third of its time."""
     for k in range(cuts[t0], cuts[t1]):
         s = blk_seg[k]
         hb = out[s] if k == seg_first[s] else extra[k - s - 1]
         hb[:] = 0.0
         G = 0.0
         H = 0.0
+        p0 = blk_begin[k]
         p1 = blk_end[k]
-        for p in range(blk_begin[k], p1):
+        if p1 > p0 and np.int64(rows[p1 - 1]) - np.int64(rows[p0]) == p1 - 1 - p0:
+            for r in range(np.int64(rows[p0]), np.int64(rows[p1 - 1]) + 1):
+                gr = np.float64(g[r])
+                hr = np.float64(h[r])
+                G += gr
+                H += hr
+                for e in range(indptr[r], indptr[r + 1]):
+                    add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
+            totals[k, 0] = G
+            totals[k, 1] = H
+            continue
+        for p in range(p0, p1):
             if p + 2 * PREFETCH_AHEAD < p1:
                 prefetch(indptr, np.int64(rows[p + 2 * PREFETCH_AHEAD]))
             if p + PREFETCH_AHEAD < p1:

@@ -26,7 +26,7 @@ import numpy as np
 from numba import njit
 
 from ..parallel import guard, run_ranges
-from .binning import bin_numeric, bin_value, edges_from_counts
+from .binning import bin_numeric, bin_value
 
 SPARSE_DENSITY = 0.1  # sparse="auto": a scipy sparse matrix at most this dense is binned sparse
 SMALL_FIELD_EDGES = 32  # fields with at most this many edges are binned by a plain search
@@ -116,66 +116,160 @@ def wants_sparse(X, categorical_features, info, sparse):
 def fit_sparse(bin_mapper, X, weight=None):
     """Learn ``bin_mapper``'s numeric bins from a CSR matrix (values float32 or float64),
     over the rows ``bin_mapper.sample_rows_of`` picks, as ``BinMapper.fit`` does on its
-    dense copy."""
+    dense copy. The sampled entries are gathered by column and each column's edges found
+    in a kernel (``_column_edges_range``: each column's distinct values and counts, its
+    zeros merged in, then ``binning.edges_from_counts``'s arithmetic in the same order),
+    columns spread over the threads: a Python loop over the columns took 0.15 ms a column."""
     n, d = X.shape
     sample = bin_mapper.sample_rows_of(n)
-    if sample.size < n:
-        X = X[sample]
-        weight = None if weight is None else weight[sample]
-    C = X.tocsc()
-    C.sort_indices()
-    ns = C.shape[0]
+    weighted = weight is not None
+    wpos = (np.where(np.asarray(weight, dtype=np.float64) > 0, weight, 0.0) if weighted
+            else np.zeros(0))
+    wtotal = float(wpos[sample].sum()) if weighted else 0.0
+    indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(X.indices, dtype=np.int32)
+    colptr, vals, wts = _sample_columns(indptr, indices, X.data, sample.astype(np.int64), wpos,
+                                        weighted, d)
     mvb = bin_mapper.max_bin - 1
-    wpos = None if weight is None else np.where(weight > 0, weight, 0.0)
-    wtotal = 0.0 if wpos is None else float(wpos.sum())
-    edges = []
-    for j in range(d):
-        a, b = C.indptr[j], C.indptr[j + 1]
-        v = C.data[a:b]
-        ok = ~np.isnan(v)
-        if wpos is None:
-            v = np.sort(v[ok]).astype(np.float64)
-            w = None
-            zeros = float(ns - (b - a))  # absent entries are zeros; explicit NaN is not
-        else:
-            rw = wpos[C.indices[a:b]]
-            zeros = wtotal - float(rw.sum())
-            keep = ok & (rw > 0)
-            order = np.argsort(v[keep], kind="stable")
-            v = v[keep][order].astype(np.float64)
-            w = rw[keep][order]
-        uniq, cum = _with_zeros(v, w, zeros if (b - a) < ns else 0.0)
-        edges.append(edges_from_counts(uniq, cum, mvb))
+    cap = np.minimum(np.diff(colptr) + 1, mvb) + 1  # edges a column can have
+    cap_off = np.zeros(d + 1, dtype=np.int64)
+    np.cumsum(cap, out=cap_off[1:])
+    out = np.empty(int(cap_off[-1]), dtype=np.float64)
+    n_out = np.empty(d, dtype=np.int64)
+    with guard():
+        run_ranges(_column_edges_range, d, colptr, vals, wts, weighted, float(sample.size),
+                   wtotal, mvb, cap_off, out, n_out)
+    edges = [out[cap_off[j]:cap_off[j] + n_out[j]].copy() for j in range(d)]
     return bin_mapper.fit_edges(edges, plain_search_edges=SMALL_FIELD_EDGES)
 
 
-def _with_zeros(v, w, zeros):
-    """(distinct values, cumulative count or weight up to each) of the sorted values ``v``
-    (weights ``w``, None: one each) and ``zeros`` more zeros."""
-    if v.size:
-        flag = np.empty(v.size, dtype=bool)
-        flag[0] = True
-        np.not_equal(v[1:], v[:-1], out=flag[1:])
-        starts = np.flatnonzero(flag)
-        uniq = v[starts]
-        if w is None:
-            count = np.diff(np.append(starts, v.size)).astype(np.float64)
+@njit(cache=True, nogil=True)
+def _sample_columns(indptr, indices, data, sample, wpos, weighted, d):
+    """The stored entries of the rows ``sample`` (ascending) by column, rows ascending in a
+    column: (colptr, values as float64, their rows' weights ``wpos`` (empty unweighted))."""
+    colptr = np.zeros(d + 1, dtype=np.int64)
+    for i in range(sample.shape[0]):
+        r = sample[i]
+        for e in range(indptr[r], indptr[r + 1]):
+            colptr[indices[e] + 1] += 1
+    for j in range(d):
+        colptr[j + 1] += colptr[j]
+    fill = colptr[:-1].copy()
+    vals = np.empty(colptr[d], dtype=np.float64)
+    wts = np.empty(colptr[d] if weighted else 0, dtype=np.float64)
+    for i in range(sample.shape[0]):
+        r = sample[i]
+        for e in range(indptr[r], indptr[r + 1]):
+            j = indices[e]
+            vals[fill[j]] = np.float64(data[e])
+            if weighted:
+                wts[fill[j]] = wpos[r]
+            fill[j] += 1
+    return colptr, vals, wts
+
+
+@njit(cache=True, nogil=True)
+def _column_edges_range(j0, j1, colptr, vals, wts, weighted, ns, wtotal, mvb, cap_off, out,
+                        n_out):
+    """Columns ``j0 .. j1 - 1``: the upper edges ``edges_from_counts`` gives for the
+    distinct values of the column's non-NaN entries (with positive weight) and its zeros
+    (``ns`` rows, or ``wtotal`` weight, less its entries'), into ``out[cap_off[j]:]``,
+    their count into ``n_out[j]``."""
+    for j in range(j0, j1):
+        a = colptr[j]
+        b = colptr[j + 1]
+        v = np.empty(b - a, dtype=np.float64)
+        w = np.empty(b - a, dtype=np.float64)
+        m = 0
+        stored_w = 0.0
+        for e in range(a, b):
+            x = vals[e]
+            if weighted:
+                stored_w += wts[e]
+                if np.isnan(x) or not wts[e] > 0:
+                    continue
+                w[m] = wts[e]
+            elif np.isnan(x):
+                continue
+            v[m] = x
+            m += 1
+        v = v[:m]
+        if weighted:
+            order = np.argsort(v, kind="mergesort")
+            v = v[order]
+            w = w[:m][order]
         else:
-            count = np.add.reduceat(w, starts)
+            v = np.sort(v)
+        zeros = 0.0
+        if b - a < ns:
+            zeros = (wtotal - stored_w) if weighted else ns - (b - a)
+        # distinct values and their counts (weights), the zeros merged in
+        uniq = np.empty(m + 1, dtype=np.float64)
+        count = np.empty(m + 1, dtype=np.float64)
+        k = 0
+        for i in range(m):
+            c = w[i] if weighted else 1.0
+            if i > 0 and v[i] == v[i - 1]:
+                count[k - 1] += c
+            else:
+                uniq[k] = v[i]
+                count[k] = c
+                k += 1
+        if zeros > 0:
+            at = 0
+            while at < k and uniq[at] < 0.0:
+                at += 1
+            if at < k and uniq[at] == 0.0:
+                count[at] += zeros
+            else:
+                for i in range(k, at, -1):
+                    uniq[i] = uniq[i - 1]
+                    count[i] = count[i - 1]
+                uniq[at] = 0.0
+                count[at] = zeros
+                k += 1
+        o = cap_off[j]
+        n_out[j] = _edges_of_counts(uniq[:k], count[:k], mvb, out[o:cap_off[j + 1]])
+
+
+@njit(cache=True, nogil=True)
+def _edges_of_counts(uniq, count, mvb, out):
+    """``binning.edges_from_counts(uniq, cumsum(count), mvb)`` into ``out``; returns how
+    many edges (the last +inf)."""
+    k = uniq.shape[0]
+    if k == 0:
+        out[0] = np.inf
+        return 1
+    n = 0
+    if k <= mvb:
+        for i in range(k - 1):
+            out[n] = _midpoint(uniq[i], uniq[i + 1])
+            n += 1
     else:
-        uniq, count = np.zeros(0), np.zeros(0)
-    if zeros > 0:
-        at = int(np.searchsorted(uniq, 0.0))
-        if at < uniq.size and uniq[at] == 0.0:
-            count = count.copy()
-            count[at] += zeros
-        else:
-            u = np.empty(uniq.size + 1)
-            c = np.empty(uniq.size + 1)
-            u[:at], u[at], u[at + 1:] = uniq[:at], 0.0, uniq[at:]
-            c[:at], c[at], c[at + 1:] = count[:at], zeros, count[at:]
-            uniq, count = u, c
-    return uniq, np.cumsum(count)
+        cum = np.cumsum(count)
+        total = cum[-1]
+        last = -1
+        for t in range(1, mvb):
+            target = total * t / mvb
+            idx = np.searchsorted(cum, target)  # the first cum >= target
+            idx = min(idx, k - 2)
+            if idx > last:  # targets ascend: their indices too, so this is np.unique
+                out[n] = _midpoint(uniq[idx], uniq[idx + 1])
+                n += 1
+                last = idx
+    out[n] = np.inf
+    return n + 1
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _midpoint(lo, hi):
+    """``edges_from_counts``'s edge between distinct values ``lo < hi``."""
+    e = lo * 0.5 + hi * 0.5
+    if not np.isnan(e) and e < lo:
+        e = lo
+    if np.isnan(e) or e >= hi:
+        return lo
+    return e
 
 
 def bin_sparse(bin_mapper, X):

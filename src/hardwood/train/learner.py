@@ -273,9 +273,8 @@ class TreeLearner:
             res = self._find(hists, frontier, nodes, keys)
             gain = res[0]
             ok = [k for k in range(len(frontier)) if self._splits(gain[k])]
-            if np.isfinite(max_leaves):
-                ok.sort(key=lambda k: (-gain[k], k))
-                ok = sorted(ok[: int(max_leaves - n_leaves)])
+            if np.isfinite(max_leaves):  # the level's first nodes while leaves remain, as
+                ok = ok[: int(max_leaves - n_leaves)]  # XGBoost's depthwise driver
             if not ok:
                 break
             ids = [frontier[k] for k in ok]

@@ -65,6 +65,16 @@ def _slots_range(e0, e1, indices, bins, offsets, out):
         out[e] = offsets[indices[e]] + np.int64(bins[e])
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _add_row(hb, indptr, slots, g, h, r):
+    """Row r's (g, h) at its stored entries' slots of the flat histogram ``hb``; returns g."""
+    gr = np.float64(g[r])
+    hr = np.float64(h[r])
+    for e in range(indptr[r], indptr[r + 1]):
+        add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
+    return gr
+
+
 @njit(cache=True, nogil=True)
 def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begin, blk_end,
                       seg_first, out, extra, totals):
@@ -85,12 +95,8 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
         p1 = blk_end[k]
         if p1 > p0 and np.int64(rows[p1 - 1]) - np.int64(rows[p0]) == p1 - 1 - p0:
             for r in range(np.int64(rows[p0]), np.int64(rows[p1 - 1]) + 1):
-                gr = np.float64(g[r])
-                hr = np.float64(h[r])
-                G += gr
-                H += hr
-                for e in range(indptr[r], indptr[r + 1]):
-                    add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
+                G += _add_row(hb, indptr, slots, g, h, r)
+                H += np.float64(h[r])
             totals[k, 0] = G
             totals[k, 1] = H
             continue
@@ -104,12 +110,8 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
                 prefetch(g, q)
                 prefetch(h, q)
             r = np.int64(rows[p])
-            gr = np.float64(g[r])
-            hr = np.float64(h[r])
-            G += gr
-            H += hr
-            for e in range(indptr[r], indptr[r + 1]):
-                add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
+            G += _add_row(hb, indptr, slots, g, h, r)
+            H += np.float64(h[r])
         totals[k, 0] = G
         totals[k, 1] = H
 

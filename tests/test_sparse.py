@@ -237,6 +237,27 @@ def test_kernels_match_the_naive_twin():
     np.testing.assert_array_equal(pf, pd_)
 
 
+def test_slots_of_either_width_give_the_same_histograms(monkeypatch):
+    """① reads uint16 slots where the bins allow, int32 beyond: the same sums either way."""
+    import hardwood.backends.sparse_cpu as sc
+
+    X, C = _matrix(3000, 30, 0.05, seed=12)
+    ds = Dataset(C, np.zeros(3000), sparse=True, max_bin=32)
+    off = ds.bin_mapper.offsets
+    narrow = SparseCPUBackend(ds.sparse_bins, off)
+    monkeypatch.setattr(sc, "U16_SLOT_BINS", 0)
+    wide = SparseCPUBackend(ds.sparse_bins, off)
+    assert narrow._slots.dtype == np.uint16 and wide._slots.dtype == np.int32
+    np.testing.assert_array_equal(narrow._slots, wide._slots)
+    rng = np.random.default_rng(1)
+    g = rng.normal(size=3000).astype(np.float32)
+    h = rng.random(3000).astype(np.float32)
+    rows = np.sort(rng.choice(3000, 2500, replace=False)).astype(np.int32)
+    for b, e in (([0], [2500]), ([0, 700], [700, 2500])):
+        np.testing.assert_array_equal(narrow.build_histograms(rows, b, e, g, h),
+                                      wide.build_histograms(rows, b, e, g, h))
+
+
 def test_memory_follows_the_non_zeros():
     import tracemalloc
 

@@ -52,9 +52,16 @@ def bin_of(indptr, indices, bins, default_bin, r, f):
     return default_bin[f]
 
 
-def slots_of(indices, bins, offsets):
-    """Each stored entry's histogram slot: its field's offset plus its bin (int32)."""
-    out = np.empty(indices.shape[0], dtype=np.int32)
+# the slots fit uint16 up to this many histogram bins: ① then reads half the bytes (the
+# root's read of a 5.7M-entry slot array, back from memory every tree: 9.1 -> 6.7 ms)
+U16_SLOT_BINS = 1 << 16
+
+
+def slots_of(indices, bins, offsets, total_bins):
+    """Each stored entry's histogram slot: its field's offset plus its bin (uint16 where
+    ``total_bins`` allows, else int32)."""
+    dtype = np.uint16 if total_bins <= U16_SLOT_BINS else np.int32
+    out = np.empty(indices.shape[0], dtype=dtype)
     run_ranges(_slots_range, indices.shape[0], indices, bins, offsets, out)
     return out
 
@@ -328,7 +335,7 @@ class SparseCPUBackend(Backend):
         self._csc = csc_of(sb.indptr, sb.indices, sb.bins, sb.n_features)
         if self.total_bins >= 2**31:
             raise ValueError("too many bins for the sparse backend's int32 slots")
-        self._slots = slots_of(sb.indices, sb.bins, self.offsets)  # what ① reads
+        self._slots = slots_of(sb.indices, sb.bins, self.offsets, self.total_bins)  # ①'s
         per_row = max(sb.nnz / max(sb.n_rows, 1), 1e-3)
         self.min_block = int(min(1 << 22, np.ceil(ENTRIES_PER_SLOT * self.total_bins / per_row)))
 

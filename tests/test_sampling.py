@@ -158,3 +158,31 @@ def test_sampled_refit_objectives_train():
                          num_boost_round=30)
     mae = [np.mean(np.abs(m.predict(X) - y)) for m in (full, mvs)]
     assert mae[1] < 1.1 * mae[0]
+
+
+def test_lightgbm_bagging_follows_bagging_freq():
+    """LightGBM bags only when bagging_freq > 0: bagging_fraction alone, or bagging_freq=0,
+    draws no sample (it bagged every round before, a model LightGBM would not train);
+    bagging_freq=1 is subsample; more than 1 is refused, not ignored."""
+    assert resolve_params({"bagging_fraction": 0.5, "bagging_freq": 1})["subsample"] == 0.5
+    assert resolve_params({"bagging_fraction": 0.5, "bagging_freq": 0})["subsample"] == 1.0
+    assert resolve_params({"subsample": 0.5, "bagging_freq": 0})["subsample"] == 1.0
+    assert resolve_params({"subsample": 0.5})["subsample"] == 0.5  # XGBoost's name: as ever
+    with pytest.warns(UserWarning, match="bagging_fraction without bagging_freq"):
+        assert resolve_params({"bagging_fraction": 0.5})["subsample"] == 1.0
+    for bad, match in (({"bagging_freq": 3, "bagging_fraction": 0.5}, "not supported"),
+                       ({"bagging_freq": -1}, "integer >= 0"), ({"bagging_freq": 1.5}, "integer")):
+        with pytest.raises(ValueError, match=match):
+            resolve_params(bad)
+    # the trained models: bagging_fraction alone equals no sampling, bagging_freq=1 subsamples
+    X, y = make_classification(2000, 8, random_state=0)
+    ds = hardwood.Dataset(X, y)
+    base = {"objective": "binary:logistic", "max_depth": 3}
+    full = hardwood.train(base, ds, 5).predict(X)
+    with pytest.warns(UserWarning):
+        alone = hardwood.train({**base, "bagging_fraction": 0.5}, ds, 5).predict(X)
+    bagged = hardwood.train({**base, "bagging_fraction": 0.5, "bagging_freq": 1}, ds, 5)
+    np.testing.assert_array_equal(alone, full)
+    np.testing.assert_array_equal(
+        bagged.predict(X), hardwood.train({**base, "subsample": 0.5}, ds, 5).predict(X))
+    assert not np.array_equal(bagged.predict(X), full)

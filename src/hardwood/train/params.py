@@ -4,6 +4,7 @@ from __future__ import annotations
 import difflib
 import math
 import numbers
+import warnings
 
 from ..objectives import DEFAULT_OBJECTIVE
 from . import sampling
@@ -106,12 +107,47 @@ def _check_sampling(p):
         p["top_rate"], p["other_rate"] = a, b
 
 
+def _lightgbm_bagging(params):
+    """LightGBM's bagging: ``bagging_fraction`` (hardwood's ``subsample``) draws rows only when
+    ``bagging_freq`` > 0, a new sample every ``bagging_freq`` rounds. Hardwood draws one every
+    round, so ``bagging_freq=1`` is ``subsample``; ``bagging_freq=0``, or ``bagging_fraction``
+    without ``bagging_freq``, means no bagging, as in LightGBM (the latter with a warning: it
+    bagged every round before); more than 1 is refused. ``params`` without ``bagging_freq``."""
+    if "bagging_freq" not in params and "bagging_fraction" not in params:
+        return params
+    params = dict(params)
+    freq = params.pop("bagging_freq", None)
+    if freq is not None:
+        if not isinstance(freq, numbers.Integral) or isinstance(freq, bool) or freq < 0:
+            raise ValueError(f"bagging_freq must be an integer >= 0, got {freq!r}")
+        if freq > 1:
+            raise ValueError(f"bagging_freq={freq} (one sample kept for {freq} rounds) is not "
+                             "supported: give 1 (a new sample every round, as subsample) or 0 "
+                             "(no bagging)")
+    method = params.get("sampling_method", params.get("data_sample_strategy", "uniform"))
+    method = sampling.ALIASES.get(str(method).lower(), str(method).lower())
+    if method != "uniform" or freq == 1:
+        return params
+    fraction = params.get("bagging_fraction", params.get("subsample", 1.0))
+    if freq is None:  # bagging_fraction alone
+        if isinstance(fraction, numbers.Real) and fraction < 1.0:
+            warnings.warn("bagging_fraction without bagging_freq: no bagging, as in LightGBM "
+                          "(it bags only when bagging_freq > 0); give bagging_freq=1 for a new "
+                          "sample every round", UserWarning, stacklevel=4)
+        params.pop("bagging_fraction")
+    else:  # bagging_freq=0: LightGBM's names for the fraction are both off
+        params.pop("bagging_fraction", None)
+        params.pop("subsample", None)
+    return params
+
+
 def resolve_params(params) -> dict:
     """Defaults + user params (aliases mapped), validated. Raises on unknown names."""
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    params = _lightgbm_bagging(params)
     p = dict(DEFAULTS)
     seen = {}
     for k, v in params.items():

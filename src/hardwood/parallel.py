@@ -119,7 +119,7 @@ def run_ranges(kernel, n, *args):
     taken = itertools.count()  # next() is atomic under the GIL
 
     def work():
-        for i in iter(taken.__next__, None):
+        for i in taken:
             if i >= c:
                 return
             kernel(cuts[i], cuts[i + 1], *args)

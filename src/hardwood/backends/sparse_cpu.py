@@ -29,6 +29,7 @@ import numba
 import numpy as np
 from numba import njit
 
+from ..data.sparse import column_runs
 from ..parallel import CHUNKS_PER_THREAD, run_ranges
 from ._intrinsics import add_pair, prefetch
 from .base import Backend
@@ -74,12 +75,13 @@ def _slots_range(e0, e1, indices, bins, offsets, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def _add_row(hb, indptr, slots, g, h, r):
-    """Row r's (g, h) at its stored entries' slots of the flat histogram ``hb``; returns g."""
+    """Row r's (g, h) at its stored entries' slots of the flat histogram ``hb``; returns
+    (g, h) as float64."""
     gr = np.float64(g[r])
     hr = np.float64(h[r])
     for e in range(indptr[r], indptr[r + 1]):
         add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
-    return gr
+    return gr, hr
 
 
 @njit(cache=True, nogil=True)
@@ -102,8 +104,9 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
         p1 = blk_end[k]
         if p1 > p0 and np.int64(rows[p1 - 1]) - np.int64(rows[p0]) == p1 - 1 - p0:
             for r in range(np.int64(rows[p0]), np.int64(rows[p1 - 1]) + 1):
-                G += _add_row(hb, indptr, slots, g, h, r)
-                H += np.float64(h[r])
+                gr, hr = _add_row(hb, indptr, slots, g, h, r)
+                G += gr
+                H += hr
             totals[k, 0] = G
             totals[k, 1] = H
             continue
@@ -117,8 +120,9 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
                 prefetch(g, q)
                 prefetch(h, q)
             r = np.int64(rows[p])
-            G += _add_row(hb, indptr, slots, g, h, r)
-            H += np.float64(h[r])
+            gr, hr = _add_row(hb, indptr, slots, g, h, r)
+            G += gr
+            H += hr
         totals[k, 0] = G
         totals[k, 1] = H
 
@@ -177,36 +181,25 @@ def fill_default_bins(s0, s1, hist, seg_first, totals, offsets_full, default_bin
 
 
 def csc_of(indptr, indices, bins, n_features):
-    """The stored entries by field (CSC, rows ascending): (colptr, colrow, colbin). A
-    counting sort on the threads: each run of rows counts its entries per field, then
-    writes them after the earlier runs' (0.20 -> 0.11 s on 10M entries, two threads)."""
-    n = indptr.shape[0] - 1
-    k = max(1, min(numba.get_num_threads(), n))
-    cuts = np.linspace(0, n, k + 1).astype(np.int64)
-    counts = np.zeros((k, n_features), dtype=np.int64)
-    run_ranges(_count_fields_range, k, cuts, indptr, indices, counts)
-    colptr = np.zeros(n_features + 1, dtype=np.int64)
-    np.cumsum(counts.sum(axis=0), out=colptr[1:])
-    # run t's first slot in each column: the column's start plus the earlier runs' counts
-    fill = colptr[None, :-1] + np.cumsum(counts, axis=0) - counts
+    """The stored entries by field (CSC, rows ascending): (colptr, colrow, colbin), by
+    ``data.sparse.column_runs``' counting sort on the threads (0.20 -> 0.09 s on 10M
+    entries, two threads)."""
+    rows = np.arange(indptr.shape[0] - 1, dtype=np.int64)
+    colptr, cuts, fill = column_runs(indptr, indices, rows, n_features)
     colrow = np.empty(indices.shape[0], dtype=np.int32)
     colbin = np.empty(indices.shape[0], dtype=bins.dtype)
-    run_ranges(_fill_columns_range, k, cuts, indptr, indices, bins, fill, colrow, colbin)
+    run_ranges(_fill_columns_range, cuts.size - 1, cuts, rows, indptr, indices, bins, fill,
+               colrow, colbin)
     return colptr, colrow, colbin
 
 
 @njit(cache=True, nogil=True)
-def _count_fields_range(t0, t1, cuts, indptr, indices, counts):
-    for t in range(t0, t1):
-        for e in range(indptr[cuts[t]], indptr[cuts[t + 1]]):
-            counts[t, indices[e]] += 1
-
-
-@njit(cache=True, nogil=True)
-def _fill_columns_range(t0, t1, cuts, indptr, indices, bins, fill, colrow, colbin):
+def _fill_columns_range(t0, t1, cuts, rows, indptr, indices, bins, fill, colrow, colbin):
+    """Runs ``t0 .. t1 - 1`` of ``column_runs``: each entry's row and bin, in column order."""
     for t in range(t0, t1):
         at = fill[t]
-        for r in range(cuts[t], cuts[t + 1]):
+        for i in range(cuts[t], cuts[t + 1]):
+            r = rows[i]
             for e in range(indptr[r], indptr[r + 1]):
                 j = indices[e]
                 colrow[at[j]] = r

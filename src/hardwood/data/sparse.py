@@ -22,6 +22,7 @@ Categorical fields are not binned sparse: a Dataset with one takes the dense pat
 """
 from __future__ import annotations
 
+import numba
 import numpy as np
 from numba import njit
 
@@ -128,8 +129,12 @@ def fit_sparse(bin_mapper, X, weight=None):
     wtotal = float(wpos[sample].sum()) if weighted else 0.0
     indptr = np.ascontiguousarray(X.indptr, dtype=np.int64)
     indices = np.ascontiguousarray(X.indices, dtype=np.int32)
-    colptr, vals, wts = _sample_columns(indptr, indices, X.data, sample.astype(np.int64), wpos,
-                                        weighted, d)
+    colptr, cuts, fill = column_runs(indptr, indices, sample.astype(np.int64), d)
+    vals = np.empty(int(colptr[-1]), dtype=np.float64)
+    wts = np.empty(int(colptr[-1]) if weighted else 0, dtype=np.float64)
+    with guard():
+        run_ranges(_fill_values_range, cuts.size - 1, cuts, sample.astype(np.int64), indptr,
+                   indices, X.data, wpos, weighted, fill, vals, wts)
     mvb = bin_mapper.max_bin - 1
     cap = np.minimum(np.diff(colptr) + 1, mvb) + 1  # edges a column can have
     cap_off = np.zeros(d + 1, dtype=np.int64)
@@ -143,29 +148,47 @@ def fit_sparse(bin_mapper, X, weight=None):
     return bin_mapper.fit_edges(edges, plain_search_edges=SMALL_FIELD_EDGES)
 
 
-@njit(cache=True, nogil=True)
-def _sample_columns(indptr, indices, data, sample, wpos, weighted, d):
-    """The stored entries of the rows ``sample`` (ascending) by column, rows ascending in a
-    column: (colptr, values as float64, their rows' weights ``wpos`` (empty unweighted))."""
+def column_runs(indptr, indices, rows, d):
+    """The counting pass of a sort of the stored entries of ``rows`` (ascending row ids) by
+    column, rows ascending within a column, on the threads: ``(colptr, cuts, fill)``, the
+    rows cut into runs ``rows[cuts[t]:cuts[t + 1]]`` and ``fill[t, j]`` where run t's first
+    entry of column j goes (after the earlier runs'). Each caller's kernel then writes its
+    own payload there (``_fill_values_range``; ``sparse_cpu.csc_of``)."""
+    n = rows.shape[0]
+    k = max(1, min(numba.get_num_threads(), n))
+    cuts = np.linspace(0, n, k + 1).astype(np.int64)
+    counts = np.zeros((k, d), dtype=np.int64)
+    run_ranges(_count_columns_range, k, cuts, rows, indptr, indices, counts)
     colptr = np.zeros(d + 1, dtype=np.int64)
-    for i in range(sample.shape[0]):
-        r = sample[i]
-        for e in range(indptr[r], indptr[r + 1]):
-            colptr[indices[e] + 1] += 1
-    for j in range(d):
-        colptr[j + 1] += colptr[j]
-    fill = colptr[:-1].copy()
-    vals = np.empty(colptr[d], dtype=np.float64)
-    wts = np.empty(colptr[d] if weighted else 0, dtype=np.float64)
-    for i in range(sample.shape[0]):
-        r = sample[i]
-        for e in range(indptr[r], indptr[r + 1]):
-            j = indices[e]
-            vals[fill[j]] = np.float64(data[e])
-            if weighted:
-                wts[fill[j]] = wpos[r]
-            fill[j] += 1
-    return colptr, vals, wts
+    np.cumsum(counts.sum(axis=0), out=colptr[1:])
+    fill = colptr[None, :-1] + np.cumsum(counts, axis=0) - counts
+    return colptr, cuts, fill
+
+
+@njit(cache=True, nogil=True)
+def _count_columns_range(t0, t1, cuts, rows, indptr, indices, counts):
+    for t in range(t0, t1):
+        for i in range(cuts[t], cuts[t + 1]):
+            r = rows[i]
+            for e in range(indptr[r], indptr[r + 1]):
+                counts[t, indices[e]] += 1
+
+
+@njit(cache=True, nogil=True)
+def _fill_values_range(t0, t1, cuts, rows, indptr, indices, data, wpos, weighted, fill, vals,
+                       wts):
+    """Runs ``t0 .. t1 - 1`` of ``column_runs``: the values (float64) of their rows' entries,
+    and the rows' weights ``wpos`` where ``weighted``, in column order."""
+    for t in range(t0, t1):
+        at = fill[t]
+        for i in range(cuts[t], cuts[t + 1]):
+            r = rows[i]
+            for e in range(indptr[r], indptr[r + 1]):
+                j = indices[e]
+                vals[at[j]] = np.float64(data[e])
+                if weighted:
+                    wts[at[j]] = wpos[r]
+                at[j] += 1
 
 
 @njit(cache=True, nogil=True)

@@ -198,8 +198,9 @@ def test_exp_fast_is_within_about_one_ulp_of_math_exp():
     np.testing.assert_allclose(out[:2], np.exp([-708.0, 709.0]), rtol=2.5e-16)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_logistic_gradients_match_the_libm_sigmoid(weighted):
+def test_logistic_gradients_match_the_libm_sigmoid(weighted, parallel):
     from hardwood.objectives import get_objective
 
     rng = np.random.default_rng(1)
@@ -209,11 +210,42 @@ def test_logistic_gradients_match_the_libm_sigmoid(weighted):
     w = rng.random(n) * 3 if weighted else None
     g = np.empty((1, n), dtype=np.float32)
     h = np.empty((1, n), dtype=np.float32)
-    get_objective("binary:logistic", {}).gradients(pred, y, w, g, h)
+    get_objective("binary:logistic", {}).gradients(pred, y, w, g, h, parallel=parallel)
     p = 1.0 / (1.0 + np.exp(-pred[0]))
     ww = w if weighted else 1.0
     np.testing.assert_array_equal(g[0], ((p - y) * ww).astype(np.float32))
     np.testing.assert_array_equal(h[0], (np.maximum(p * (1 - p), 1e-16) * ww).astype(np.float32))
+
+
+@pytest.mark.parametrize("name", ["reg:squarederror", "reg:absoluteerror",
+                                  "reg:pseudohubererror"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_regression_gradients_in_both_launches(name, weighted):
+    """The regression gradients equal numpy's formulas, in the ``prange`` kernel (after the
+    fused grower) and in the range kernel on Python threads (after the learner); n not a
+    multiple of either's block, exact zeros of the residual included."""
+    from hardwood.objectives import get_objective
+
+    rng = np.random.default_rng(3)
+    n = 40_003
+    pred = rng.standard_normal((1, n)) * 2
+    y = rng.standard_normal(n).astype(np.float32)
+    y[:50] = pred[0, :50]
+    w = rng.random(n) * 3 if weighted else None
+    ww = w if weighted else 1.0
+    r = pred[0] - y
+    slope = 1.7
+    want = {"reg:squarederror": (r * ww, np.ones(n) * ww),
+            "reg:absoluteerror": (np.sign(r) * ww, np.ones(n) * ww),
+            "reg:pseudohubererror": (r / np.sqrt(1 + (r / slope) ** 2) * ww,
+                                     ww / (1 + (r / slope) ** 2) ** 1.5)}[name]
+    obj = get_objective(name, {"huber_slope": slope})
+    for parallel in (False, True):
+        g = np.full((1, n), np.nan, dtype=np.float32)
+        h = np.full((1, n), np.nan, dtype=np.float32)
+        obj.gradients(pred, y, w, g, h, parallel=parallel)
+        np.testing.assert_allclose(g[0], want[0], rtol=2e-7, atol=1e-12)
+        np.testing.assert_allclose(h[0], want[1], rtol=2e-7, atol=1e-12)
 
 
 @pytest.mark.parametrize("n_classes,dtype,d,n,dominant", [
@@ -251,8 +283,9 @@ def test_class_root_histograms_are_each_class_own_bit_for_bit(n_classes, dtype, 
         np.testing.assert_allclose(roots[k].reshape(tb, 2), ref, rtol=1e-10, atol=1e-9)
 
 
+@pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_softmax_gradients_match_the_libm_softmax(weighted):
+def test_softmax_gradients_match_the_libm_softmax(weighted, parallel):
     """The blocked softmax gradients (``exp_fast``) equal the row-at-a-time loop with libm's
     exp that they replaced: each exp kept as float32 until the sum (over the classes in
     order) is known; n not a multiple of the block."""
@@ -265,7 +298,8 @@ def test_softmax_gradients_match_the_libm_softmax(weighted):
     w = rng.random(n) * 3 if weighted else None
     g = np.empty((K, n), dtype=np.float32)
     h = np.empty((K, n), dtype=np.float32)
-    get_objective("multi:softprob", {"num_class": K}).gradients(pred, y, w, g, h)
+    get_objective("multi:softprob", {"num_class": K}).gradients(pred, y, w, g, h,
+                                                             parallel=parallel)
     e = np.exp(pred - pred.max(axis=0))
     s = np.zeros(n)
     for k in range(K):

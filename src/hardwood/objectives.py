@@ -16,6 +16,7 @@ import numpy as np
 from numba import njit, prange
 
 from . import ranking
+from .parallel import run_ranges
 from .backends._intrinsics import exp_fast
 from .predict.transform import (ARGMAX, EXP, HINGE, IDENTITY, SIGMOID, SOFTMAX, SOFTPLUS,
                                 transform_inplace)
@@ -27,26 +28,44 @@ def _weight(w, weighted, i):
     return w[i] if weighted else 1.0
 
 
-@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def _grad_squared(pred, y, w, weighted, g, h):
-    for i in prange(y.shape[0]):
+# The gradient kernels are serial kernels over a range of rows. The tree learner's rounds run
+# them on the threads by ``parallel.run_ranges``, as its own kernels: after a ``prange``
+# kernel, Numba's OpenMP workers spin for some milliseconds, and the learner's first kernel
+# of the round (the root's histogram, on Python threads) ran at one core's speed beside them
+# (sparse root: 7 -> 12 ms). After the fused grower (``prange`` kernels) it is the other way
+# round, so there one ``prange`` kernel runs them over blocks of rows (``_grad_blocks``).
+# Each kernel loops over its slices from 0, so that the index is known not negative and the
+# loop vectorises (``range(i0, i1)`` over the whole arrays kept a negative-index check per
+# row: 4.5x slower).
+@njit(cache=True, nogil=True, inline="always")
+def _rows(i0, i1, pred, y, w, weighted, g, h):
+    """The slices ``i0:i1`` of a gradient kernel's arrays (``w`` only if ``weighted``)."""
+    return pred[i0:i1], y[i0:i1], (w[i0:i1] if weighted else w), g[i0:i1], h[i0:i1]
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_squared(i0, i1, pred, y, w, weighted, g, h):
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
         wi = _weight(w, weighted, i)
         g[i] = (pred[i] - y[i]) * wi
         h[i] = wi
 
 
-@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def _grad_absolute(pred, y, w, weighted, g, h):
-    for i in prange(y.shape[0]):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_absolute(i0, i1, pred, y, w, weighted, g, h):
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
         wi = _weight(w, weighted, i)
         r = pred[i] - y[i]
         g[i] = (1.0 if r > 0 else (-1.0 if r < 0 else 0.0)) * wi
         h[i] = wi
 
 
-@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def _grad_huber(pred, y, w, weighted, slope, g, h):
-    for i in prange(y.shape[0]):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_huber(i0, i1, pred, y, w, weighted, slope, g, h):
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
         wi = _weight(w, weighted, i)
         r = pred[i] - y[i]
         z = 1.0 + (r / slope) ** 2
@@ -55,11 +74,12 @@ def _grad_huber(pred, y, w, weighted, slope, g, h):
         h[i] = wi / (z * s)
 
 
-@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def _grad_logistic(pred, y, w, weighted, g, h):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_logistic(i0, i1, pred, y, w, weighted, g, h):
     """Sigmoid through ``exp_fast`` (vectorised; within one ulp of ``math.exp``, and the
     float32 gradients come out the same): 4.7 -> 1.1 ms per 1M rows (2 threads)."""
-    for i in prange(y.shape[0]):
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
         wi = _weight(w, weighted, i)
         p = 1.0 / (1.0 + exp_fast(-pred[i]))
         g[i] = (p - y[i]) * wi
@@ -74,11 +94,8 @@ def _weight_args(w):
     return (_NO_WEIGHTS, False) if w is None else (w, True)
 
 
-SOFTMAX_ROWS = 512  # rows of one task of the softmax gradients
-
-
-@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def _grad_softmax(pred, y, w, weighted, g, h):
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_softmax(b0, b1, pred, y, w, weighted, g, h):
     """Softmax gradients, a block of rows at a time, each step a loop along the rows of one
     class (contiguous in the (K, n) arrays), so that it vectorises: the exps through
     ``exp_fast`` (within one ulp of ``math.exp``; the float32 gradients come out the same, as
@@ -86,7 +103,7 @@ def _grad_softmax(pred, y, w, weighted, g, h):
     taken over the classes in order, as the row-at-a-time loop did: 10 -> 2.5 ms a round of
     8 classes x 200,000 rows (2 threads)."""
     K, n = pred.shape
-    for b in prange((n + SOFTMAX_ROWS - 1) // SOFTMAX_ROWS):
+    for b in range(b0, b1):
         i0 = b * SOFTMAX_ROWS
         m_rows = min(n, i0 + SOFTMAX_ROWS) - i0
         m = np.empty(SOFTMAX_ROWS)
@@ -115,6 +132,50 @@ def _grad_softmax(pred, y, w, weighted, g, h):
                 t = 1.0 if k == np.int64(yb[i]) else 0.0
                 gk[i] = (p - t) * wi
                 hk[i] = max(2.0 * p * (1.0 - p), 1e-16) * wi
+
+
+SQUARED, ABSOLUTE, HUBER, LOGISTIC = range(4)  # the one-output kernels of _grad_range
+SOFTMAX_ROWS = 512  # rows of one task of the softmax gradients
+GRAD_BLOCK = 16384  # rows of one task of _grad_blocks
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_range(i0, i1, kind, pred, y, w, weighted, slope, g, h):
+    """Rows ``i0 .. i1 - 1`` of the one-output gradient kernel ``kind``."""
+    if kind == SQUARED:
+        _grad_squared(i0, i1, pred, y, w, weighted, g, h)
+    elif kind == ABSOLUTE:
+        _grad_absolute(i0, i1, pred, y, w, weighted, g, h)
+    elif kind == HUBER:
+        _grad_huber(i0, i1, pred, y, w, weighted, slope, g, h)
+    else:
+        _grad_logistic(i0, i1, pred, y, w, weighted, g, h)
+
+
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def _grad_blocks(kind, pred, y, w, weighted, slope, g, h):
+    """``_grad_range`` over every row, in a ``prange`` over blocks of rows."""
+    n = y.shape[0]
+    for b in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
+        _grad_range(b * GRAD_BLOCK, min(n, (b + 1) * GRAD_BLOCK), kind, pred, y, w, weighted,
+                    slope, g, h)
+
+
+@njit(parallel=True, cache=True, nogil=True, error_model="numpy")
+def _softmax_blocks(pred, y, w, weighted, g, h):
+    """``_grad_softmax`` over every block of rows, in a ``prange``."""
+    for b in prange((y.shape[0] + SOFTMAX_ROWS - 1) // SOFTMAX_ROWS):
+        _grad_softmax(b, b + 1, pred, y, w, weighted, g, h)
+
+
+def _one_output(kind, pred, y, w, g, h, parallel, slope=0.0):
+    """g, h of every row by the kernel ``kind``: in one ``prange`` kernel if ``parallel``,
+    else on the threads by ``run_ranges``."""
+    args = (kind, pred[0], y, *_weight_args(w), float(slope), g[0], h[0])
+    if parallel:
+        _grad_blocks(*args)
+    else:
+        run_ranges(_grad_range, y.shape[0], *args)
 
 
 def _weighted_median(values, weights):
@@ -152,8 +213,10 @@ class Objective:
     def margin_from_user(self, base_score):
         return np.full(self.n_outputs, float(base_score))
 
-    def gradients(self, pred, y, w, g, h):
-        """g, h of every row (``w``: sample weights, None for unit weights)."""
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        """g, h of every row (``w``: sample weights, None for unit weights). ``parallel``:
+        in a ``prange`` kernel (after the fused grower), else in serial kernels on Python
+        threads (after the tree learner); the same values either way."""
         raise NotImplementedError
 
     def transform(self, margin):
@@ -167,8 +230,8 @@ class SquaredError(Objective):
     def base_score(self, y, w):
         return np.array([np.average(y, weights=w)])
 
-    def gradients(self, pred, y, w, g, h):
-        _grad_squared(pred[0], y, *_weight_args(w), g[0], h[0])
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        _one_output(SQUARED, pred, y, w, g, h, parallel)
 
 
 class AbsoluteError(Objective):
@@ -179,8 +242,8 @@ class AbsoluteError(Objective):
     def base_score(self, y, w):
         return np.array([_weighted_median(y, w)])
 
-    def gradients(self, pred, y, w, g, h):
-        _grad_absolute(pred[0], y, *_weight_args(w), g[0], h[0])
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        _one_output(ABSOLUTE, pred, y, w, g, h, parallel)
 
     def leaf_value(self, residual, weight):
         return _weighted_median(residual, weight)
@@ -193,9 +256,8 @@ class PseudoHuber(Objective):
     def base_score(self, y, w):
         return np.array([_weighted_median(y, w)])
 
-    def gradients(self, pred, y, w, g, h):
-        _grad_huber(pred[0], y, *_weight_args(w), float(self.params.get("huber_slope", 1.0)),
-                    g[0], h[0])
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        _one_output(HUBER, pred, y, w, g, h, parallel, self.params.get("huber_slope", 1.0))
 
 
 class BinaryLogistic(Objective):
@@ -222,8 +284,8 @@ class BinaryLogistic(Objective):
             raise ValueError(f"base_score for {self.name} is a probability in (0, 1), got {p}")
         return np.array([math.log(p / (1 - p))])
 
-    def gradients(self, pred, y, w, g, h):
-        _grad_logistic(pred[0], y, *_weight_args(w), g[0], h[0])
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        _one_output(LOGISTIC, pred, y, w, g, h, parallel)
 
 
 class Softmax(Objective):
@@ -249,8 +311,12 @@ class Softmax(Objective):
     def base_score(self, y, w):
         return np.zeros(self.n_outputs)
 
-    def gradients(self, pred, y, w, g, h):
-        _grad_softmax(pred, y, *_weight_args(w), g, h)
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        if parallel:
+            _softmax_blocks(pred, y, *_weight_args(w), g, h)
+        else:
+            run_ranges(_grad_softmax, -(-y.shape[0] // SOFTMAX_ROWS), pred, y,
+                       *_weight_args(w), g, h)
 
 
 class _Ranking(Objective):
@@ -280,7 +346,7 @@ class _Ranking(Objective):
         self.ptr = ptr
         self._best_dcg = None  # each query's ideal DCG, at the first gradients
 
-    def gradients(self, pred, y, w, g, h):
+    def gradients(self, pred, y, w, g, h, parallel=False):
         if self._best_dcg is None:
             self._best_dcg = ranking.ideal_dcgs(y, self.ptr, self.gain, self.truncation)
         ranking.lambda_gradients(pred[0], y, *_weight_args(w), self.ptr, self.gain,

@@ -11,7 +11,8 @@ A grower owns the tree logic and calls a backend for every pass over rows:
   values[i]``.
 * ``predict_binned(bins_row, binned_tree, pred)``: route every row of a binned matrix
   through a tree and add its leaf value to ``pred``.
-* ``fill_row_ids(rows)``: ``rows[:] = 0, 1, ..., n - 1`` (the rows of an unsampled tree).
+* ``fill_row_ids(rows, parallel)``: ``rows[:] = 0, 1, ..., n - 1`` (the rows of an unsampled
+  tree); ``parallel``: the fused grower grows the trees, so a ``prange`` kernel may do it.
 
 A backend may also offer ``grow_fused(...)``: a whole tree in one call on one in-core page
 (``cpu`` does, with ``backends/cpu_grower.py``); the grower uses it where it applies.
@@ -39,7 +40,7 @@ class Backend:
     def predict_binned(self, bins_row, binned_tree, pred):  # pragma: no cover
         raise NotImplementedError
 
-    def fill_row_ids(self, rows):
+    def fill_row_ids(self, rows, parallel=False):
         rows[:] = np.arange(rows.shape[0], dtype=rows.dtype)
 
 

@@ -632,8 +632,11 @@ class CPUBackend(Backend):
     def predict_binned(self, bins_row, binned_tree, pred):
         predict_binned_rows(bins_row, binned_tree, pred)
 
-    def fill_row_ids(self, rows):
-        fill_row_ids(rows)
+    def fill_row_ids(self, rows, parallel=False):
+        if parallel:  # after the fused grower's prange kernels
+            fill_row_ids(rows)
+        else:
+            super().fill_row_ids(rows)
 
     # the fused one-call grower (backends/cpu_grower.py): one in-core page only ----------
     def grow_fused(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,

@@ -563,6 +563,3 @@ class CudaRowBackend:
 
     def predict_binned(self, bins_row, binned_tree, pred):
         self.page.predict_binned(binned_tree, pred)
-
-    def fill_row_ids(self, rows):
-        rows[:] = np.arange(rows.shape[0], dtype=rows.dtype)

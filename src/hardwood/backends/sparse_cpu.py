@@ -410,7 +410,3 @@ class SparseCPUBackend(Backend):
 
     def predict_binned(self, bins_row, binned_tree, pred):
         predict_binned_any(bins_row, binned_tree, pred)
-
-    def fill_row_ids(self, rows):
-        rows[:] = np.arange(rows.shape[0], dtype=rows.dtype)  # (a prange launch after the
-        # learner's Python-thread kernels waits milliseconds for its threads)

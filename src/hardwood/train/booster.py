@@ -178,6 +178,8 @@ class Booster:
             rng = np.random.default_rng([p["random_state"], self.rounds])
             self.grower.rng = rng
             t0 = time.perf_counter()
+            # the kernels around the trees launch as the trees' own do (Grower.takes_fused)
+            fused = self.grower.takes_fused()
             if self._dev:
                 from ..backends.pages import DeviceRow
 
@@ -185,7 +187,7 @@ class Booster:
                 if p["sampling_method"] != "uniform":  # the draw reads g and h
                     self.pages.gradients_to_host(self.g, self.h)
             else:
-                obj.gradients(self.pred, ts.label, ts.weight, self.g, self.h)
+                obj.gradients(self.pred, ts.label, ts.weight, self.g, self.h, parallel=fused)
             t0 = self.profile.add("update", t0)
             rows, weight = sampling.draw(p["sampling_method"], self.g, self.h, rng,
                                          p["subsample"], p["top_rate"], p["other_rate"],
@@ -194,7 +196,7 @@ class Booster:
                 if self._all_rows is None:
                     self._all_rows = np.empty(n, dtype=np.int32)
                 if self.backend is not None:
-                    self.backend.fill_row_ids(self._all_rows)
+                    self.backend.fill_row_ids(self._all_rows, parallel=fused)
                 else:
                     self._all_rows[:] = np.arange(n, dtype=np.int32)
                 rows = self._all_rows

@@ -173,6 +173,14 @@ class Grower:
                 and self.pages.n_pages == 1 and self.pages.in_core
                 and (self._fast_shape() is not None or self.p.grow_policy == "lossguide"))
 
+    def takes_fused(self):
+        """Whether the fused grower grows the trees now (as far as known before the first).
+        The kernels around a tree run as its neighbours do: after the fused grower's
+        ``prange`` kernels, ``prange`` kernels (see ``cpu.add_values_blocks``); around the
+        learner's, serial kernels on Python threads (an OpenMP worker spinning after a
+        ``prange`` kernel slows the next kernels on Python threads for milliseconds)."""
+        return self._fusable() and FUSED is not False and (FUSED is True or bool(self._fused))
+
     def class_roots(self, rows, g, h):
         """① The root histograms of the trees of a round that all start from ``rows``, one
         per row of ``g`` and ``h`` ((K, n)), built in one pass (``class_root_histograms``):
@@ -184,10 +192,7 @@ class Grower:
                 or self.pages.n_pages != 1 or not self.pages.in_core):
             return None
         t0 = time.perf_counter()
-        # the fused grower's prange kernel after its own (see cpu.add_values_blocks), else
-        # serial kernels on Python threads (the learner compiles no prange kernel)
-        fused = self._fusable() and FUSED is not False and (FUSED is True or bool(self._fused))
-        roots = be.class_root_histograms(rows, g, h, parallel=fused)
+        roots = be.class_root_histograms(rows, g, h, parallel=self.takes_fused())
         self.profile.add("histogram", t0)
         return roots
 

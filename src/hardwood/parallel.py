@@ -87,15 +87,19 @@ def threads(n_jobs):
 def run_ranges(kernel, n, *args):
     """``kernel(lo, hi, *args)`` over the tasks ``0 .. n - 1``, cut into CHUNKS_PER_THREAD
     contiguous ranges per Numba thread (``numba.get_num_threads()``) that the caller's thread
-    and Python pool threads take in turn, each the next one free, until none is left.
-    ``kernel`` is a serial Numba function compiled with ``nogil=True`` whose tasks write
-    disjoint outputs, so the result does not depend on the cut or on which thread ran what.
+    and Python pool threads take in turn, each the next one free, until none is left; returns
+    when every range has run. ``kernel`` is a serial Numba function compiled with
+    ``nogil=True`` whose tasks write disjoint outputs, so the result does not depend on the
+    cut or on which thread ran what. An error in any range is raised here, after the others.
 
     Why ranges taken in turn, not one per thread: a pool thread starts 0.1-0.4 ms after it
     is asked (a sparse level's histogram kernel waited 0.13 s in all for it over 50 trees),
     and two threads of one machine need not run at one speed; with one range each, the
     caller then waited for the other a third of the histogram kernel's time. A range costs a
-    kernel call (about 2 us).
+    kernel call (about 2 us). The caller waits for the ranges the pool threads took, not for
+    the threads: a launch whose ranges the caller ran alone (work shorter than a pool
+    thread's wake-up) returns at once (2 threads, an empty kernel: 300-380 -> 10 us), and the
+    late pool thread finds no range left.
 
     Why not ``prange``: a ``parallel=True`` kernel compiles its loop body a second time, and
     Numba's parallel passes cost 1-2 s more per kernel on a fresh machine; a serial kernel
@@ -117,17 +121,25 @@ def run_ranges(kernel, n, *args):
     c = min(int(n), k * CHUNKS_PER_THREAD)
     cuts = [n * i // c for i in range(c + 1)]
     taken = itertools.count()  # next() is atomic under the GIL
+    finished = itertools.count(1)
+    done = threading.Event()
+    errors = []
 
     def work():
         for i in taken:
             if i >= c:
                 return
-            kernel(cuts[i], cuts[i + 1], *args)
+            try:
+                kernel(cuts[i], cuts[i + 1], *args)
+            except BaseException as e:  # raised by the caller, once every range has run
+                errors.append(e)
+            if next(finished) == c:
+                done.set()
 
     pool = _pool
-    futures = [pool.submit(work) for _ in range(1, k)]
-    try:
-        work()
-    finally:
-        for f in futures:
-            f.result()
+    for _ in range(1, k):
+        pool.submit(work)
+    work()
+    done.wait()
+    if errors:
+        raise errors[0]

@@ -232,9 +232,15 @@ def test_lightgbm_random_forest_average_output(data, objective, kind):
     # the first k iterations of a forest: import LightGBM's text for num_iteration=k
     m3 = import_model(b.model_to_string(num_iteration=3))
     close(m3.predict(X), b.predict(X, num_iteration=3))
-    # a partial iteration_range sums those iterations with the whole forest's weight 1/10
-    close(m.predict(X, output="raw", iteration_range=(0, 3)),
-          b.predict(X, raw_score=True, num_iteration=3) / 10)
+    # a partial iteration_range would sum those iterations with the whole forest's weight
+    # 1/10, a fraction of their mean (LightGBM's num_iteration=3 is their mean): refused,
+    # naming the way to LightGBM's answer; the whole range is the forest
+    for output in ("value", "raw", "leaf", "contrib"):
+        with pytest.raises(ValueError, match=r"part of a random forest.*num_iteration=k"):
+            m.predict(X, output=output, iteration_range=(0, 3))
+    with pytest.raises(ValueError, match="part of a random forest"):
+        m.predict(X, iteration_range=(2, 10), runtime="auto")
+    close(m.predict(X, iteration_range=(0, 10)), b.predict(X))
 
 
 @pytest.mark.parametrize("params", [{"zero_as_missing": True}, {"use_missing": False}])

@@ -21,11 +21,11 @@ hardwood predicts the transform of a sum of leaves, so every leaf value is scale
 ``1 / n_iter`` (``n_iter`` the number of iterations in the file, kept in
 ``params['lightgbm_average_output']``): ``predict(X)`` equals LightGBM's ``predict(X)`` to
 rounding, and hardwood's raw margin is that mean. (LightGBM's ``raw_score=True`` on a forest
-gives the plain *sum* of the trees, ``n_iter`` times hardwood's raw margin.) An
-``iteration_range`` on such a model sums the chosen iterations with that same weight
-``1 / n_iter``, whereas LightGBM's ``num_iteration=k`` on a forest divides by ``k``; to get
-LightGBM's prediction for the first ``k`` iterations, import
-``booster.model_to_string(num_iteration=k)`` instead.
+gives the plain *sum* of the trees, ``n_iter`` times hardwood's raw margin.) A partial
+``iteration_range`` on such a model is refused, as on hardwood's own forests: it would sum
+the chosen iterations with the weight ``1 / n_iter``, a fraction of their mean, where
+LightGBM's ``num_iteration=k`` divides by ``k``. To get LightGBM's prediction for the first
+``k`` iterations, import ``booster.model_to_string(num_iteration=k)``.
 """
 from __future__ import annotations
 

@@ -209,18 +209,23 @@ class Model:
         if 0 < end - start < self.num_boosted_rounds and self._leaves_are_shares_of_a_mean():
             # each leaf holds its tree's value / n_estimators: a part of the trees summed to a
             # fraction of the mean (probabilities summing to 0.5 for half of the trees)
+            how = ("import LightGBM's booster.model_to_string(num_iteration=k) for its first k "
+                   "iterations" if self.params.get("lightgbm_average_output")
+                   else "fit a forest of the trees wanted")
             raise ValueError(f"iteration_range {iteration_range} selects part of a random "
                              f"forest of {self.num_boosted_rounds} trees, whose leaves hold "
                              "each tree's value divided by that count: the part would predict "
                              "a fraction of the forest's mean. Predict with every tree (no "
-                             "iteration_range), or fit a forest of the trees wanted")
+                             f"iteration_range), or {how}")
         return start * K, end * K
 
     def _leaves_are_shares_of_a_mean(self) -> bool:
-        """A random forest, hardwood's or imported from scikit-learn, whose leaf values are
-        scaled by 1 / n_estimators so that their sum is the mean of the trees."""
+        """A random forest, hardwood's or imported from scikit-learn or LightGBM
+        (``boosting='rf'``), whose leaf values are scaled by 1 / n_estimators so that their
+        sum is the mean of the trees."""
         p = self.params
-        return p.get("booster") == "forest" or bool(p.get("sklearn_average_output"))
+        return (p.get("booster") == "forest" or bool(p.get("sklearn_average_output"))
+                or bool(p.get("lightgbm_average_output")))
 
     def prepare(self, X):
         """User matrix -> float matrix coded like the training data (checked)."""

@@ -141,3 +141,21 @@ def test_init_model_mismatches_are_refused():
         hardwood.train({}, other, 2, init_model=m)
     with pytest.raises(TypeError, match="init_model"):
         hardwood.train({}, ds, 2, init_model=42)
+
+
+def test_init_model_keeps_its_base_score_and_refuses_another():
+    """Continued training starts from the init model's base score: a different base_score
+    is refused (XGBoost takes the new one, and the old trees then predict other values than
+    they were fit to; hardwood ignored it silently), the same one is accepted."""
+    X, y = _data("binary:logistic", seed=6)
+    ds = hardwood.Dataset(X, y)
+    p = {"objective": "binary:logistic", "max_depth": 3, "base_score": 0.3}
+    m = hardwood.train(p, ds, 3)
+    with pytest.raises(ValueError, match=r"base_score=0\.9 differs from init_model"):
+        hardwood.train(dict(p, base_score=0.9), ds, 2, init_model=m)
+    again = hardwood.train(p, ds, 2, init_model=m)  # the same parameters: accepted
+    assert again.num_trees == 5
+    np.testing.assert_allclose(again.base_score, m.base_score)
+    plain = hardwood.train({k: v for k, v in p.items() if k != "base_score"}, ds, 2,
+                           init_model=m)
+    _same_trees(plain, again)

@@ -84,6 +84,14 @@ class Booster:
         if init is not None:
             _check_init_model(init, train_set, K)
             base = np.array(init.base_score, dtype=np.float64)
+            if p["base_score"] is not None and not np.allclose(
+                    obj.margin_from_user(p["base_score"]), base, rtol=1e-6, atol=1e-12):
+                # XGBoost takes the new one, and the init model's trees then predict other
+                # values than they were fit to; ignoring it would be silent
+                raise ValueError(f"base_score={p['base_score']!r} differs from init_model's "
+                                 "base score: continued training keeps the init model's (its "
+                                 "trees were fit from it). Leave base_score out, or pass the "
+                                 "one the init model was trained with")
         elif p["base_score"] is None:
             base = obj.base_score(y, self.w)
         else:

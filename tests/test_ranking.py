@@ -145,6 +145,10 @@ def test_lambdamart_learns_and_the_ranker_estimator_matches_train():
     assert pw.evals_result["v"]["ndcg@10"][-1] > 0.8
     with pytest.raises(ValueError, match="needs the queries"):
         hardwood.GBDTRanker().fit(X, y)
+    with pytest.raises(ValueError, match="eval_group and eval_qid need eval_set"):
+        hardwood.GBDTRanker().fit(X, y, group=sizes, eval_group=[sv])  # was ignored
+    with pytest.raises(ValueError, match="eval_group and eval_qid need eval_set"):
+        hardwood.GBDTRanker().fit(X, y, group=sizes, eval_qid=[np.zeros(len(yv))])
     with pytest.raises(ValueError, match="GBDTRanker trains ranking objectives"):
         hardwood.GBDTRanker(objective="binary:logistic").fit(X, y, group=sizes)
 

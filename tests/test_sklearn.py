@@ -120,6 +120,16 @@ def test_eval_set_weights_and_metric():
     assert est.best_iteration_ is None
 
 
+def test_eval_set_meta_needs_eval_set():
+    """sample_weight_eval_set without eval_set was ignored; XGBoost refuses it too."""
+    X, y = _blobs(n=100, k=2)
+    with pytest.raises(ValueError, match="sample_weight_eval_set needs eval_set"):
+        GBDTClassifier(n_estimators=2).fit(X, y, sample_weight_eval_set=[np.ones(100)])
+    with pytest.raises(ValueError, match="sample_weight_eval_set needs eval_set"):
+        GBDTRegressor(n_estimators=2).fit(X, y.astype(float),
+                                          sample_weight_eval_set=[np.ones(100)])
+
+
 def test_early_stopping_needs_eval_set():
     X, y = _regression(n=50)
     with pytest.raises(ValueError, match="eval_set"):

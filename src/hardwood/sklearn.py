@@ -234,6 +234,9 @@ class _GBDTBase(BaseEstimator):
                                 max_bin=int(self.max_bin), random_state=params["random_state"],
                                 **(queries or {}))
         valid_sets, valid_names = [], []
+        if eval_set is None and sample_weight_eval_set is not None:  # it was ignored
+            raise ValueError("sample_weight_eval_set needs eval_set: it weighs the rows of "
+                             "eval_set's pairs")
         if eval_set is not None:
             if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
                 eval_set = [eval_set]
@@ -468,6 +471,9 @@ class GBDTRanker(_GBDTBase):
                              "(one id per row), not both")
         queries = {"group": group} if group is not None else {"qid": qid}
         eval_queries = None
+        if eval_set is None and (eval_group is not None or eval_qid is not None):
+            raise ValueError("eval_group and eval_qid need eval_set: they give the queries "
+                             "of eval_set's pairs")  # they were ignored
         if eval_set is not None:
             pairs = [eval_set] if (isinstance(eval_set, tuple) and len(eval_set) == 2
                                    and not isinstance(eval_set[0], tuple)) else list(eval_set)

@@ -122,6 +122,20 @@ def test_forest_fractional_max_samples_of_small_weights_warns():
             X, yc, sample_weight=w * 100)
 
 
+def test_forest_fractional_max_samples_counts_equal_weights_too():
+    # n_boot = max_samples x sum of weights also when the weights are all equal (they draw
+    # like no weights): constant weights 2 drew max_samples x n rows, half of scikit-learn's
+    X, y = _data()
+    yc = (y > 0).astype(int)
+    n = len(y)
+    kw = dict(n_estimators=4, random_state=0, min_samples_leaf=3)
+    a = RandomForestClassifier(max_samples=0.5, **kw).fit(X, yc, sample_weight=np.full(n, 2.0))
+    b = RandomForestClassifier(max_samples=1.0, **kw).fit(X, yc)
+    np.testing.assert_array_equal(a.predict_proba(X), b.predict_proba(X))
+    c = RandomForestClassifier(max_samples=0.5, **kw).fit(X, yc)
+    assert not np.array_equal(a.predict_proba(X), c.predict_proba(X))
+
+
 # -- a compiled runtime's out= of the shape predict returns ------------------------------------
 @pytest.mark.parametrize("runtime", ["naive", "struct+", "vpred", "codegen", "auto"])
 def test_compiled_predict_takes_a_1d_out_for_one_output(runtime):

@@ -186,6 +186,8 @@ class _ForestBase(BaseEstimator):
             if not np.any(rw > 0):  # (all equal, they would draw like no weights below)
                 raise ValueError("class_weight (with sample_weight) gives every row weight 0; "
                                  "at least one class present in y needs a positive weight")
+        # a fractional max_samples' base (scikit-learn's): the rows, or the weights' sum
+        w_total = None if rw is None else float(rw.sum())
         if rw is not None and np.all(rw == rw[0]):
             rw = None  # equal weights draw like no weights (so sample_weight=ones == None)
         if self.bootstrap:
@@ -197,11 +199,11 @@ class _ForestBase(BaseEstimator):
                     raise ValueError(f"max_samples must be <= n_samples={n}, got {ms}")
                 n_boot = int(ms)
             else:
-                tot = n if rw is None else float(rw.sum())
+                tot = n if w_total is None else w_total
                 n_boot = max(int(ms * tot), 1)
                 if n_boot < max(10, n ** (1 / 3)):  # scikit-learn's warning: weights that sum
                     # to little (all below 1, say) left a few rows per tree with no word
-                    what = (f"the number of samples is {n}" if rw is None else
+                    what = (f"the number of samples is {n}" if w_total is None else
                             f"the total sum of sample weights is {tot:g}")
                     warnings.warn(f"Using the fractional value max_samples={ms} when {what} "
                                   f"results in a low number ({n_boot}) of bootstrap samples. "

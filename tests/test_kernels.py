@@ -283,9 +283,10 @@ def test_class_root_histograms_are_each_class_own_bit_for_bit(n_classes, dtype, 
         np.testing.assert_allclose(roots[k].reshape(tb, 2), ref, rtol=1e-10, atol=1e-9)
 
 
+@pytest.mark.parametrize("name", ["multi:softprob", "multiclass"])
 @pytest.mark.parametrize("parallel", [False, True])
 @pytest.mark.parametrize("weighted", [False, True])
-def test_softmax_gradients_match_the_libm_softmax(weighted, parallel):
+def test_softmax_gradients_match_the_libm_softmax(weighted, parallel, name):
     """The blocked softmax gradients (``exp_fast``) equal the row-at-a-time loop with libm's
     exp that they replaced: each exp kept as float32 until the sum (over the classes in
     order) is known; n not a multiple of the block."""
@@ -298,8 +299,9 @@ def test_softmax_gradients_match_the_libm_softmax(weighted, parallel):
     w = rng.random(n) * 3 if weighted else None
     g = np.empty((K, n), dtype=np.float32)
     h = np.empty((K, n), dtype=np.float32)
-    get_objective("multi:softprob", {"num_class": K}).gradients(pred, y, w, g, h,
-                                                             parallel=parallel)
+    get_objective(name, {"num_class": K, "objective": name}).gradients(pred, y, w, g, h,
+                                                                    parallel=parallel)
+    factor = 2.0 if name == "multi:softprob" else K / (K - 1)  # XGBoost's, LightGBM's
     e = np.exp(pred - pred.max(axis=0))
     s = np.zeros(n)
     for k in range(K):
@@ -308,7 +310,8 @@ def test_softmax_gradients_match_the_libm_softmax(weighted, parallel):
     t = (np.arange(K)[:, None] == y[None, :].astype(np.int64)).astype(np.float64)
     ww = w if weighted else 1.0
     np.testing.assert_array_equal(g, ((p - t) * ww).astype(np.float32))
-    np.testing.assert_array_equal(h, (np.maximum(2 * p * (1 - p), 1e-16) * ww).astype(np.float32))
+    np.testing.assert_array_equal(h, (np.maximum(factor * p * (1 - p), 1e-16) * ww)
+                                  .astype(np.float32))
 
 
 @pytest.mark.parametrize("lanes", [1, 2])

@@ -94,10 +94,14 @@ def _weight_args(w):
     return (_NO_WEIGHTS, False) if w is None else (w, True)
 
 
+SOFTMAX_ROWS = 512  # rows of one task of the softmax gradients
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _grad_softmax(b0, b1, pred, y, w, weighted, hess_factor, g, h):
-    """Softmax gradients, a block of rows at a time, each step a loop along the rows of one
-    class (contiguous in the (K, n) arrays), so that it vectorises: the exps through
+    """Softmax gradients of blocks ``b0 .. b1 - 1`` of SOFTMAX_ROWS rows (hessian
+    ``hess_factor`` p (1 - p): see ``Softmax``), a block at a time, each step a loop along
+    the rows of one class (contiguous in the (K, n) arrays), so that it vectorises: the exps through
     ``exp_fast`` (within one ulp of ``math.exp``; the float32 gradients come out the same, as
     the logistic's). Each exp is kept in g (float32) until the sum is known, and the sum is
     taken over the classes in order, as the row-at-a-time loop did: 10 -> 2.5 ms a round of
@@ -135,7 +139,6 @@ def _grad_softmax(b0, b1, pred, y, w, weighted, hess_factor, g, h):
 
 
 SQUARED, ABSOLUTE, HUBER, LOGISTIC = range(4)  # the one-output kernels of _grad_range
-SOFTMAX_ROWS = 512  # rows of one task of the softmax gradients
 GRAD_BLOCK = 16384  # rows of one task of _grad_blocks
 
 

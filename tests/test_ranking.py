@@ -84,9 +84,10 @@ def _naive_lambdas(s, y, gain, sigmoid, trunc, ndcg, norm):
     return g, np.maximum(h, 1e-16)
 
 
+@pytest.mark.parametrize("parallel", [False, True])  # run_ranges, or one prange kernel
 @pytest.mark.parametrize("ndcg,norm,trunc", [(True, True, 30), (True, False, 3),
                                              (False, False, 30)])
-def test_lambda_gradients_equal_the_pairwise_definition(ndcg, norm, trunc):
+def test_lambda_gradients_equal_the_pairwise_definition(ndcg, norm, trunc, parallel):
     _, y, sizes = _queries(n_queries=12, seed=3)
     ptr = group_ptr(len(y), sizes)
     rng = np.random.default_rng(1)
@@ -95,7 +96,7 @@ def test_lambda_gradients_equal_the_pairwise_definition(ndcg, norm, trunc):
     g = np.empty(len(y), dtype=np.float32)
     h = np.empty(len(y), dtype=np.float32)
     lambda_gradients(s, y, np.ones(1), False, ptr, gain, ideal_dcgs(y, ptr, gain, trunc), 1.5,
-                     trunc, ndcg, norm, g, h)
+                     trunc, ndcg, norm, g, h, parallel=parallel)
     for q in range(len(sizes)):
         b, e = ptr[q], ptr[q + 1]
         ng, nh = _naive_lambdas(s[b:e], y[b:e], gain, 1.5, trunc, ndcg, norm)

@@ -374,7 +374,7 @@ class _Ranking(Objective):
             self._best_dcg = ranking.ideal_dcgs(y, self.ptr, self.gain, self.truncation)
         ranking.lambda_gradients(pred[0], y, *_weight_args(w), self.ptr, self.gain,
                                  self._best_dcg, self.sigmoid, self.truncation, self.ndcg,
-                                 self.norm, g[0], h[0])
+                                 self.norm, g[0], h[0], parallel=parallel)
 
 
 class RankNDCG(_Ranking):

@@ -29,6 +29,7 @@ import numpy as np
 from numba import njit, prange
 
 from .backends.split import stable_argsort
+from .parallel import run_ranges
 
 DEFAULT_TRUNCATION = 30  # LightGBM's lambdarank_truncation_level
 MAX_LABEL = 30  # labels are integers 0..30 (label_gain 2^30 - 1 still fits a double exactly)
@@ -122,13 +123,34 @@ def ideal_dcgs(y, ptr, gain, k):
     return out
 
 
-@njit(parallel=True, cache=True, nogil=True)
 def lambda_gradients(score, y, w, weighted, ptr, gain, best_dcg, sigmoid, truncation, ndcg,
-                     norm, g, h):
+                     norm, g, h, parallel=False):
     """g, h of every row, one query at a time (see the module docstring); ``ndcg`` False is
     RankNet (rank:pairwise). Row weights multiply a row's g and h. ``best_dcg``: each
-    query's ideal DCG at ``truncation`` (``ideal_dcgs``; unused by RankNet)."""
+    query's ideal DCG at ``truncation`` (``ideal_dcgs``; unused by RankNet). ``parallel``:
+    in one ``prange`` kernel (after the fused grower), else on the Python threads (after the
+    tree learner; see ``hardwood.objectives``)."""
+    args = (score, y, w, weighted, ptr, gain, best_dcg, sigmoid, truncation, ndcg, norm, g, h)
+    if parallel:
+        _lambda_queries(*args)
+    else:
+        run_ranges(_lambda_range, ptr.shape[0] - 1, *args)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _lambda_queries(score, y, w, weighted, ptr, gain, best_dcg, sigmoid, truncation, ndcg,
+                    norm, g, h):
+    """``_lambda_range`` over every query, in a ``prange``."""
     for q in prange(ptr.shape[0] - 1):
+        _lambda_range(q, q + 1, score, y, w, weighted, ptr, gain, best_dcg, sigmoid, truncation,
+                      ndcg, norm, g, h)
+
+
+@njit(cache=True, nogil=True)
+def _lambda_range(q0, q1, score, y, w, weighted, ptr, gain, best_dcg, sigmoid, truncation,
+                  ndcg, norm, g, h):
+    """The g, h of the rows of queries ``q0 .. q1 - 1``."""
+    for q in range(q0, q1):
         b, e = ptr[q], ptr[q + 1]
         m = e - b
         for i in range(b, e):

@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import config as _numba_config
 from numba import cuda, int32, int64
 
 from .forest_cuda import TPB, block_scan, cuda_available
@@ -53,6 +54,10 @@ from .quiet_launches import launches_quietly
 SHARED_BYTES = 40 * 1024  # a block's shared histogram (of 48 KB): 2,560 bins of (g, h)
 SHARED_BINS = SHARED_BYTES // 16
 MAX_ROW_BLOCKS = 1024  # blocks over a node's rows, per field group
+# the elementwise kernels loop with the grid's stride over their rows: at most this many
+# blocks (the simulator runs a Python thread per CUDA thread, 71,000 of them in its parity
+# test; two blocks still let several blocks meet in every kernel)
+STRIDE_BLOCKS = 2 if _numba_config.ENABLE_CUDASIM else 8192
 FIXED_BITS = 62  # the quantised gradients of all rows add up to less than 2**62
 
 
@@ -100,8 +105,7 @@ def bin_of(words, r, f, bits, per_word):
 
 @cuda.jit
 def quantise(g, h, sg, sh, gq, hq):
-    i = cuda.grid(1)
-    if i < g.shape[0]:
+    for i in range(cuda.grid(1), g.shape[0], cuda.gridsize(1)):
         gq[i] = int64(math.floor(g[i] * sg + 0.5))
         hq[i] = int64(math.floor(h[i] * sh + 0.5))
 
@@ -184,8 +188,9 @@ def scatter_nodes(rows, begins, ends, flags, lpos, rpos, tmp):
 def copy_nodes(src, dst, begins, ends):
     """dst[p] = src[p] over node ``blockIdx.y``'s rows."""
     k = cuda.blockIdx.y
-    p = begins[k] + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x
-    if p < ends[k]:
+    step = cuda.gridDim.x * cuda.blockDim.x
+    for p in range(begins[k] + cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, ends[k],
+                   step):
         dst[p] = src[p]
 
 
@@ -202,8 +207,7 @@ def leaf_delta(rows, begins, ends, values, delta):
 @cuda.jit
 def tree_delta(words, bits, per_word, feature, table_offset, table, left, right, value, delta):
     """delta[r] = the value of row r's leaf in a binned tree."""
-    r = cuda.grid(1)
-    if r < delta.shape[0]:
+    for r in range(cuda.grid(1), delta.shape[0], cuda.gridsize(1)):
         node = 0
         while feature[node] >= 0:
             if table[table_offset[node] + bin_of(words, r, feature[node], bits, per_word)]:
@@ -216,32 +220,29 @@ def tree_delta(words, bits, per_word, feature, table_offset, table, left, right,
 @cuda.jit
 def absmax(v, out):
     """out[0] = max |v| (out zeroed before)."""
-    i = cuda.grid(1)
-    if i < v.shape[0]:
+    for i in range(cuda.grid(1), v.shape[0], cuda.gridsize(1)):
         cuda.atomic.max(out, 0, abs(float(v[i])))
 
 
 @cuda.jit
 def add_delta(pred, delta):
-    i = cuda.grid(1)
-    if i < pred.shape[0]:
+    for i in range(cuda.grid(1), pred.shape[0], cuda.gridsize(1)):
         pred[i] += delta[i]
 
 
 @cuda.jit
 def scale_rows(g, h, rows, weight):
     """g[k, rows[j]] *= weight[j], h alike, for every output k (blockIdx.y)."""
-    j = cuda.grid(1)
     k = cuda.blockIdx.y
-    if j < rows.shape[0]:
+    step = cuda.gridDim.x * cuda.blockDim.x
+    for j in range(cuda.blockIdx.x * cuda.blockDim.x + cuda.threadIdx.x, rows.shape[0], step):
         g[k, rows[j]] *= weight[j]
         h[k, rows[j]] *= weight[j]
 
 
 @cuda.jit
 def grad_squared(pred, y, w, weighted, g, h):
-    i = cuda.grid(1)
-    if i < y.shape[0]:
+    for i in range(cuda.grid(1), y.shape[0], cuda.gridsize(1)):
         wi = w[i] if weighted else 1.0
         g[0, i] = (pred[0, i] - y[i]) * wi
         h[0, i] = wi
@@ -249,8 +250,7 @@ def grad_squared(pred, y, w, weighted, g, h):
 
 @cuda.jit
 def grad_logistic(pred, y, w, weighted, g, h):
-    i = cuda.grid(1)
-    if i < y.shape[0]:
+    for i in range(cuda.grid(1), y.shape[0], cuda.gridsize(1)):
         wi = w[i] if weighted else 1.0
         p = 1.0 / (1.0 + math.exp(-pred[0, i]))
         g[0, i] = (p - y[i]) * wi
@@ -259,9 +259,8 @@ def grad_logistic(pred, y, w, weighted, g, h):
 
 @cuda.jit
 def grad_softmax(pred, y, w, weighted, g, h):
-    i = cuda.grid(1)
     K = pred.shape[0]
-    if i < y.shape[0]:
+    for i in range(cuda.grid(1), y.shape[0], cuda.gridsize(1)):
         wi = w[i] if weighted else 1.0
         m = pred[0, i]
         for k in range(1, K):
@@ -283,15 +282,13 @@ DEVICE_GRADIENTS = {"reg:squarederror": grad_squared, "binary:logistic": grad_lo
 
 @cuda.jit
 def fill_zero(a):
-    i = cuda.grid(1)
-    if i < a.shape[0]:
+    for i in range(cuda.grid(1), a.shape[0], cuda.gridsize(1)):
         a[i] = 0
 
 
 @cuda.jit
 def iota(rows, n):
-    i = cuda.grid(1)
-    if i < n:
+    for i in range(cuda.grid(1), n, cuda.gridsize(1)):
         rows[i] = i
 
 
@@ -299,6 +296,11 @@ def iota(rows, n):
 def _blocks(m, tpb=TPB, cap=None):
     nb = max(1, -(-int(m) // tpb))
     return nb if cap is None else min(nb, cap)
+
+
+def _strided(m):
+    """Blocks of a kernel that loops over ``m`` items with the grid's stride."""
+    return _blocks(m, cap=STRIDE_BLOCKS)
 
 
 class CudaPages:
@@ -358,7 +360,7 @@ class CudaPages:
 
     @launches_quietly
     def gradients(self):
-        self._grad[_blocks(self.n_rows), TPB](self.pred, self.label, self.weight,
+        self._grad[_strided(self.n_rows), TPB](self.pred, self.label, self.weight,
                                               self.weighted, self.g, self.h)
 
     def gradients_to_host(self, g, h):
@@ -372,7 +374,7 @@ class CudaPages:
     def scale_sample(self, rows, weight):
         """The sampled rows' g and h times their unbiasing weights, on the device."""
         m = int(rows.shape[0])
-        scale_rows[(_blocks(m), self.g.shape[0]), TPB](
+        scale_rows[(_strided(m), self.g.shape[0]), TPB](
             self.g, self.h, self._up(np.asarray(rows, dtype=np.int32)),
             self._up(np.asarray(weight, dtype=np.float32)))
 
@@ -392,7 +394,7 @@ class CudaPages:
     def start(self, rows):
         m = int(rows.shape[0])
         if m == self.n_rows:  # every row (row ids are unique and ascending): no upload
-            iota[_blocks(m), TPB](self.rows, m)
+            iota[_strided(m), TPB](self.rows, m)
             self.load_segments(None, [0], [m])
         else:
             self.load_segments(rows, [0], [m])
@@ -423,14 +425,14 @@ class CudaPages:
                 sg, sh = fixed_point_scale(g, n), fixed_point_scale(h, n)
                 dg = self._up(np.asarray(g, dtype=np.float32))
                 dh = self._up(np.asarray(h, dtype=np.float32))
-            quantise[_blocks(n), TPB](dg, dh, sg, sh, self.gq, self.hq)
+            quantise[_strided(n), TPB](dg, dh, sg, sh, self.gq, self.hq)
             self._scale = (sg, sh)
         return self._scale
 
     def _absmax(self, v):
         out = cuda.device_array(1, dtype=np.float64)
         fill_zero[1, 1](out)
-        absmax[_blocks(v.shape[0]), TPB](v, out)
+        absmax[_strided(v.shape[0]), TPB](v, out)
         return float(self._down(out)[0])
 
     def _segments(self, nodes):
@@ -446,11 +448,11 @@ class CudaPages:
         sg, sh = self._quantised(g, h)
         size = len(nodes) * self.total_bins * 2
         hists = cuda.device_array((len(nodes), self.total_bins, 2), dtype=np.int64)
-        fill_zero[_blocks(size), TPB](hists.reshape(size))
+        fill_zero[_strided(size), TPB](hists.reshape(size))
         d_begins, d_ends, _, longest = self._segments(nodes)
         if longest:
             # the row blocks of each node: enough for the longest, fewer when many nodes
-            cap = max(1, MAX_ROW_BLOCKS // len(nodes))
+            cap = max(1, min(MAX_ROW_BLOCKS // len(nodes), STRIDE_BLOCKS))
             for d_groups, n_groups, on_chip, shared_bytes in self.launches:
                 grid = (_blocks(longest, cap=cap), n_groups, len(nodes))
                 hist_group[grid, TPB, 0, shared_bytes](
@@ -472,7 +474,7 @@ class CudaPages:
         if longest:
             nb = _blocks(longest)
             counts = cuda.device_array((k, nb), dtype=np.int64)
-            fill_zero[_blocks(k * nb), TPB](counts.reshape(k * nb))  # zeroed there: no copy
+            fill_zero[_strided(k * nb), TPB](counts.reshape(k * nb))  # zeroed there: no copy
             grid = (nb, k)
             flag_left[grid, TPB](self.words, self.rows, d_begins, d_ends,
                                  self._up(np.asarray(features, dtype=np.int64)),
@@ -487,7 +489,7 @@ class CudaPages:
                     - (in_block - c))
             scatter_nodes[grid, TPB](self.rows, d_begins, d_ends, self.flags,
                                      self._up(lpos), self._up(rpos), self.tmp)
-            copy_nodes[grid, TPB](self.tmp, self.rows, d_begins, d_ends)
+            copy_nodes[(_strided(longest), k), TPB](self.tmp, self.rows, d_begins, d_ends)
         for i, node in enumerate(nodes):
             b, e = self.seg.pop(node)
             mid = b + int(n_left[i])
@@ -502,9 +504,9 @@ class CudaPages:
         begins = np.asarray([self.seg[i][0] for i in leaves], dtype=np.int64)
         ends = np.asarray([self.seg[i][1] for i in leaves], dtype=np.int64)
         m = int((ends - begins).max()) if len(leaves) else 0
-        fill_zero[_blocks(self.n_rows), TPB](self.delta)
+        fill_zero[_strided(self.n_rows), TPB](self.delta)
         if m:
-            leaf_delta[(_blocks(m, cap=MAX_ROW_BLOCKS), len(leaves)), TPB](
+            leaf_delta[(_blocks(m, cap=min(MAX_ROW_BLOCKS, STRIDE_BLOCKS)), len(leaves)), TPB](
                 self.rows, self._up(begins), self._up(ends),
                 self._up(np.asarray(values, dtype=np.float64)), self.delta)
         self._add(pred)
@@ -512,7 +514,7 @@ class CudaPages:
     def _add(self, pred):
         """pred += the per-row delta: on the device for a DeviceRow, else copied back."""
         if isinstance(pred, DeviceRow):
-            add_delta[_blocks(self.n_rows), TPB](pred.row, self.delta)
+            add_delta[_strided(self.n_rows), TPB](pred.row, self.delta)
         else:
             pred += self._down(self.delta)
 
@@ -526,7 +528,7 @@ class CudaPages:
         t = binned_tree
         args = [self._up(np.ascontiguousarray(a)) for a in
                 (t.feature, t.table_offset, t.table, t.left, t.right, t.value)]
-        tree_delta[_blocks(self.n_rows), TPB](self.words, self.bits, self.per_word, *args,
+        tree_delta[_strided(self.n_rows), TPB](self.words, self.bits, self.per_word, *args,
                                              self.delta)
         self._add(pred)
 

@@ -202,7 +202,6 @@ class Objective:
     default_metric = "rmse"  # None where not trainable
     n_outputs = 1
     refit_leaves = False  # leaf values recomputed from residuals after growth
-    on_device = True  # device='cuda' computes its gradients there, if it knows its name
 
     def __init__(self, params):
         self.params = params
@@ -315,7 +314,6 @@ class Softmax(Objective):
         objective = params.get("objective")
         self.lightgbm = isinstance(objective, str) and objective.lower() in LIGHTGBM_SOFTMAX
         self.hess_factor = K / (K - 1.0) if self.lightgbm else 2.0
-        self.on_device = not self.lightgbm  # the device kernel computes XGBoost's
 
     def check_labels(self, y):
         K = self.n_outputs

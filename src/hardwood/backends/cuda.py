@@ -241,7 +241,7 @@ def scale_rows(g, h, rows, weight):
 
 
 @cuda.jit
-def grad_squared(pred, y, w, weighted, g, h):
+def grad_squared(pred, y, w, weighted, hess_factor, g, h):
     for i in range(cuda.grid(1), y.shape[0], cuda.gridsize(1)):
         wi = w[i] if weighted else 1.0
         g[0, i] = (pred[0, i] - y[i]) * wi
@@ -249,7 +249,7 @@ def grad_squared(pred, y, w, weighted, g, h):
 
 
 @cuda.jit
-def grad_logistic(pred, y, w, weighted, g, h):
+def grad_logistic(pred, y, w, weighted, hess_factor, g, h):
     for i in range(cuda.grid(1), y.shape[0], cuda.gridsize(1)):
         wi = w[i] if weighted else 1.0
         p = 1.0 / (1.0 + math.exp(-pred[0, i]))
@@ -258,7 +258,9 @@ def grad_logistic(pred, y, w, weighted, g, h):
 
 
 @cuda.jit
-def grad_softmax(pred, y, w, weighted, g, h):
+def grad_softmax(pred, y, w, weighted, hess_factor, g, h):
+    """Softmax g, h of every row; hessian ``hess_factor`` p (1 - p) (``objectives.Softmax``:
+    2 under XGBoost's names, K / (K - 1) under LightGBM's)."""
     K = pred.shape[0]
     for i in range(cuda.grid(1), y.shape[0], cuda.gridsize(1)):
         wi = w[i] if weighted else 1.0
@@ -273,7 +275,7 @@ def grad_softmax(pred, y, w, weighted, g, h):
             p = math.exp(pred[k, i] - m) / s
             t = 1.0 if k == label else 0.0
             g[k, i] = (p - t) * wi
-            h[k, i] = max(2.0 * p * (1.0 - p), 1e-16) * wi
+            h[k, i] = max(hess_factor * p * (1.0 - p), 1e-16) * wi
 
 
 DEVICE_GRADIENTS = {"reg:squarederror": grad_squared, "binary:logistic": grad_logistic,
@@ -347,8 +349,10 @@ class CudaPages:
     # -- margins and gradients on the device ------------------------------------------------------
     def bind_margins(self, objective, label, weight, pred):
         """Keep the margins (``pred``, (K, n), copied up once), g and h on the device for
-        ``objective`` (a name in DEVICE_GRADIENTS)."""
-        self._grad = DEVICE_GRADIENTS[objective]
+        ``objective`` (an ``Objective`` whose name is in DEVICE_GRADIENTS; the kernels take
+        its ``hess_factor`` where it has one, the softmax's)."""
+        self._grad = DEVICE_GRADIENTS[objective.name]
+        self._hess_factor = float(getattr(objective, "hess_factor", 2.0))
         self.label = self._up(np.asarray(label, dtype=np.float64))
         self.weighted = weight is not None
         self.weight = self._up(np.asarray(weight if self.weighted else np.ones(1),
@@ -361,7 +365,8 @@ class CudaPages:
     @launches_quietly
     def gradients(self):
         self._grad[_strided(self.n_rows), TPB](self.pred, self.label, self.weight,
-                                              self.weighted, self.g, self.h)
+                                               self.weighted, self._hess_factor, self.g,
+                                               self.h)
 
     def gradients_to_host(self, g, h):
         g[:] = self._down(self.g)

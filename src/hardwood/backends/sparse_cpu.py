@@ -76,10 +76,12 @@ def _slots_range(e0, e1, indices, bins, offsets, out):
 @njit(cache=True, nogil=True, inline="always")
 def _add_row(hb, indptr, slots, g, h, r):
     """Row r's (g, h) at its stored entries' slots of the flat histogram ``hb``; returns
-    (g, h) as float64."""
+    (g, h) as float64. ``r`` and the entries' positions are unsigned: a signed index costs
+    Numba a wraparound check per read (① 21.7 -> 16.4 ms a tree, with ``rows`` read as a
+    slice from 0 in ``sparse_hist_range``)."""
     gr = np.float64(g[r])
     hr = np.float64(h[r])
-    for e in range(indptr[r], indptr[r + 1]):
+    for e in range(np.uint64(indptr[r]), np.uint64(indptr[r + np.uint64(1)])):
         add_pair(hb, np.uint64(2) * np.uint64(slots[e]), gr, hr)
     return gr, hr
 
@@ -103,23 +105,25 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
         p0 = blk_begin[k]
         p1 = blk_end[k]
         if p1 > p0 and np.int64(rows[p1 - 1]) - np.int64(rows[p0]) == p1 - 1 - p0:
-            for r in range(np.int64(rows[p0]), np.int64(rows[p1 - 1]) + 1):
+            for r in range(np.uint64(rows[p0]), np.uint64(rows[p1 - 1]) + np.uint64(1)):
                 gr, hr = _add_row(hb, indptr, slots, g, h, r)
                 G += gr
                 H += hr
             totals[k, 0] = G
             totals[k, 1] = H
             continue
-        for p in range(p0, p1):
-            if p + 2 * PREFETCH_AHEAD < p1:
-                prefetch(indptr, np.int64(rows[p + 2 * PREFETCH_AHEAD]))
-            if p + PREFETCH_AHEAD < p1:
-                q = np.int64(rows[p + PREFETCH_AHEAD])
+        rr = rows[p0:p1]
+        m = p1 - p0
+        for i in range(m):
+            if i + 2 * PREFETCH_AHEAD < m:
+                prefetch(indptr, np.int64(rr[i + 2 * PREFETCH_AHEAD]))
+            if i + PREFETCH_AHEAD < m:
+                q = np.uint64(rr[i + PREFETCH_AHEAD])
                 prefetch(slots, indptr[q])
-                prefetch(slots, indptr[q + 1] - 1)
+                prefetch(slots, indptr[q + np.uint64(1)] - 1)
                 prefetch(g, q)
                 prefetch(h, q)
-            r = np.int64(rows[p])
+            r = np.uint64(rr[i])
             gr, hr = _add_row(hb, indptr, slots, g, h, r)
             G += gr
             H += hr
@@ -241,23 +245,28 @@ def sparse_split_range(k0, k1, colptr, colrow, colbin, default_bin, rows, tmp, b
         counts[k] = 0
         if b1 <= b0:
             continue
-        rmin = np.int64(rows[b0])
+        rr = rows[b0:b1]  # slices read from 0: no wraparound check per read (8.2 -> 5.7 ms
+        m = b1 - b0       # a tree of 300,000 rows)
+        rmin = np.int64(rr[0])
         rmax = rmin
-        for p in range(b0 + 1, b1):  # rows ascend within a node, but any order is right
-            r = np.int64(rows[p])
+        for i in range(1, m):  # rows ascend within a node, but any order is right
+            r = np.int64(rr[i])
             rmin = min(rmin, r)
             rmax = max(rmax, r)
-        dl = np.uint64(left_table[s, default_bin[f]])
+        lt = left_table[s]
+        dl = np.uint64(lt[default_bin[f]])
         e0 = lower_bound(colrow, colptr[f], colptr[f + 1], rmin)
         e1 = lower_bound(colrow, e0, colptr[f + 1], rmax + 1)
-        for e in range(e0, e1):
-            r = np.uint64(colrow[e])
-            flip = np.uint64(left_table[s, colbin[e]]) ^ dl
+        cr = colrow[e0:e1]
+        cb = colbin[e0:e1]
+        for i in range(e1 - e0):
+            r = np.uint64(cr[i])
+            flip = np.uint64(lt[np.uint64(cb[i])]) ^ dl
             words[r >> np.uint64(6)] |= flip << (r & np.uint64(63))
         lo = np.uint64(b0)
         hi = np.uint64(b1 - 1)
-        for p in range(b0, b1):
-            r = rows[p]
+        for i in range(m):
+            r = rr[i]
             ru = np.uint64(r)
             fl = dl ^ ((words[ru >> np.uint64(6)] >> (ru & np.uint64(63))) & one)
             tmp[lo] = r

@@ -117,8 +117,9 @@ SHORT_FIELD_BINS = 32
 def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
     """``_scan_numeric`` in one pass and no buffer, for a field of few bins (one-hot, counts,
     most sparse fields): the same sums, gains and order of comparison, so the same answer."""
-    Gm = hist[off + nv, 0]
-    Hm = hist[off + nv, 1]
+    hf = hist[off:off + nv + 1]  # read from 0: no wraparound check per bin (see cannot_split)
+    Gm = hf[nv, 0]
+    Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)
     with_missing = Hm > 0.0
     GL = 0.0
@@ -129,8 +130,8 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
     best_GL = 0.0
     best_HL = 0.0
     for b in range(nv):
-        GL += hist[off + b, 0]
-        HL += hist[off + b, 1]
+        GL += hf[b, 0]
+        HL += hf[b, 1]
         g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
         if g0 > best:
             best = g0
@@ -156,8 +157,9 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     (bin, missing right before left)."""
     if nv <= SHORT_FIELD_BINS:
         return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent)
-    Gm = hist[off + nv, 0]
-    Hm = hist[off + nv, 1]
+    hf = hist[off:off + nv + 1]
+    Gm = hf[nv, 0]
+    Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)
     buf = np.empty((4, nv))
     GLs = buf[0]
@@ -165,8 +167,8 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     GL = 0.0
     HL = 0.0
     for b in range(nv):
-        GL += hist[off + b, 0]
-        HL += hist[off + b, 1]
+        GL += hf[b, 0]
+        HL += hf[b, 1]
         GLs[b] = GL
         HLs[b] = HL
     g0 = buf[2]
@@ -201,13 +203,16 @@ def cannot_split(hist, off, nv, H, mcw):
     hessian, which leaves less than the minimum hessian (``H`` minus it) to the other side.
     Every threshold then puts an exact 0 (the bins before that one) or that bin's hessian
     left, as the scan's prefix sums do. A sparse field without entries in a node (its rows
-    all in the default bin) is such a field: ② skips it."""
-    if hist[off + nv, 1] > 0.0:
+    all in the default bin) is such a field: ② skips it. The field's bins are read as a
+    slice from 0, which Numba indexes without a wraparound check (``hist[off + b]`` took
+    one per read: ② 11.7 -> 9.0 ms a tree on the sparse benchmark, one thread)."""
+    hf = hist[off:off + nv + 1]
+    if hf[nv, 1] > 0.0:
         return False
     n = 0
     hb = 0.0
     for b in range(nv):
-        x = hist[off + b, 1]
+        x = hf[b, 1]
         if x != 0.0:
             if n == 1:
                 return False  # two bins with hessian (most fields: at the first two)
@@ -364,10 +369,17 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         parent = score(G, H, lam, alpha)
         hist = pool[slots[s]]
         for j in range(j0, j1):
-            if not feat_mask[s, j] or cannot_split(hist, offsets[j], n_value_bins[j], H, mcw):
+            if not feat_mask[s, j]:
+                continue
+            nv = n_value_bins[j]
+            hf = hist[offsets[j]:offsets[j] + nv + 1]  # the field's bins, sliced once
+            if cannot_split(hf, 0, nv, H, mcw):
                 continue  # its gain stays -inf, the scan's answer
-            gain, code, dl, GL, HL = _scan_numeric(hist, offsets[j], n_value_bins[j], G, H, lam,
-                                                   alpha, mcw, parent)
+            if nv <= SHORT_FIELD_BINS:
+                gain, code, dl, GL, HL = _scan_numeric_short(hf, 0, nv, G, H, lam, alpha, mcw,
+                                                             parent)
+            else:
+                gain, code, dl, GL, HL = _scan_numeric(hf, 0, nv, G, H, lam, alpha, mcw, parent)
             f_gain[s, j] = gain
             f_code[s, j] = code
             f_dl[s, j] = dl

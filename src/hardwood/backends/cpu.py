@@ -190,10 +190,10 @@ def reduce_range(t0, t1, blocks, seg_first, pool2d, dst, lanes):
         for k in range(seg_first[s], seg_first[s + 1]):
             for lane in range(lanes):
                 at = lane * width + c0
+                line = blocks[k][at:at + m]  # from 0: no wraparound check per cell
                 for c in range(m):
-                    acc[c] += blocks[k, at + c]
-        for c in range(m):
-            row[c0 + c] = acc[c]
+                    acc[c] += line[c]
+        row[c0:c0 + m] = acc[:m]
 
 
 def reduce_tasks(seg_first, width):

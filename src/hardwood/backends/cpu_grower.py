@@ -80,9 +80,9 @@ def _subtract(pool2d, big, small):
         i = t // n_chunks
         c0 = (t % n_chunks) * 4096
         c1 = min(width, c0 + 4096)
-        a = pool2d[big[i]]
-        s = pool2d[small[i]]
-        for c in range(c0, c1):
+        a = pool2d[big[i]][c0:c1]  # slices from 0: no wraparound check per cell
+        s = pool2d[small[i]][c0:c1]
+        for c in range(c1 - c0):
             a[c] -= s[c]
 
 

@@ -69,8 +69,11 @@ def slots_of(indices, bins, offsets, total_bins):
 
 @njit(cache=True, nogil=True)
 def _slots_range(e0, e1, indices, bins, offsets, out):
-    for e in range(e0, e1):
-        out[e] = offsets[indices[e]] + np.int64(bins[e])
+    idx = indices[e0:e1]  # slices from 0: no wraparound check per entry
+    bb = bins[e0:e1]
+    dst = out[e0:e1]
+    for e in range(e1 - e0):
+        dst[e] = offsets[np.uint64(idx[e])] + np.int64(bb[e])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -141,10 +144,10 @@ def add_blocks_range(t0, t1, out, extra, seg_first, n_chunks):
         s = t // n_chunks
         c0 = (t % n_chunks) * REDUCE_CHUNK
         c1 = min(width, c0 + REDUCE_CHUNK)
-        row = out[s]
+        row = out[s][c0:c1]  # slices from 0: no wraparound check per cell
         for k in range(seg_first[s] + 1, seg_first[s + 1]):
-            x = extra[k - s - 1]
-            for c in range(c0, c1):
+            x = extra[k - s - 1][c0:c1]
+            for c in range(c1 - c0):
                 row[c] += x[c]
 
 
@@ -176,12 +179,12 @@ def fill_default_bins(s0, s1, hist, seg_first, totals, offsets_full, default_bin
         for j in range(d):
             sg = 0.0
             sh = 0.0
-            for b in range(offsets_full[j], offsets_full[j + 1]):
-                sg += row[2 * b]
-                sh += row[2 * b + 1]
-            slot = 2 * (offsets_full[j] + default_bin[j])
-            row[slot] = G - sg
-            row[slot + 1] = H - sh
+            field = row[2 * offsets_full[j]:2 * offsets_full[j + 1]]  # from 0: no wraparound
+            for b in range(field.shape[0] >> 1):                     # check per read
+                sg += field[2 * b]
+                sh += field[2 * b + 1]
+            field[2 * default_bin[j]] = G - sg
+            field[2 * default_bin[j] + 1] = H - sh
 
 
 def csc_of(indptr, indices, bins, n_features):
@@ -204,10 +207,15 @@ def _fill_columns_range(t0, t1, cuts, rows, indptr, indices, bins, fill, colrow,
         at = fill[t]
         for i in range(cuts[t], cuts[t + 1]):
             r = rows[i]
-            for e in range(indptr[r], indptr[r + 1]):
-                j = indices[e]
-                colrow[at[j]] = r
-                colbin[at[j]] = bins[e]
+            a = indptr[r]
+            z = indptr[r + 1]
+            idx = indices[a:z]  # slices from 0, unsigned positions: no wraparound checks
+            bb = bins[a:z]
+            for e in range(z - a):
+                j = np.uint64(idx[e])
+                q = np.uint64(at[j])
+                colrow[q] = r
+                colbin[q] = bb[e]
                 at[j] += 1
 
 

@@ -488,10 +488,10 @@ def subtract_range(t0, t1, parents, parent_rows, small, pairs, out, n_chunks):
         c0 = (t % n_chunks) * SUBTRACT_CHUNK
         c1 = min(width, c0 + SUBTRACT_CHUNK)
         k = pairs[i]
-        a = parents[parent_rows[i]]
-        b = small[k]
-        o = out[k]
-        for c in range(c0, c1):
+        a = parents[parent_rows[i]][c0:c1]  # slices from 0: no wraparound check per cell
+        b = small[k][c0:c1]
+        o = out[k][c0:c1]
+        for c in range(c1 - c0):
             o[c] = a[c] - b[c]
 
 

@@ -168,10 +168,12 @@ def column_runs(indptr, indices, rows, d):
 @njit(cache=True, nogil=True)
 def _count_columns_range(t0, t1, cuts, rows, indptr, indices, counts):
     for t in range(t0, t1):
+        cnt = counts[t]
         for i in range(cuts[t], cuts[t + 1]):
             r = rows[i]
-            for e in range(indptr[r], indptr[r + 1]):
-                counts[t, indices[e]] += 1
+            idx = indices[indptr[r]:indptr[r + 1]]  # from 0: no wraparound check per entry
+            for e in range(idx.shape[0]):
+                cnt[np.uint64(idx[e])] += 1
 
 
 @njit(cache=True, nogil=True)
@@ -183,11 +185,16 @@ def _fill_values_range(t0, t1, cuts, rows, indptr, indices, data, wpos, weighted
         at = fill[t]
         for i in range(cuts[t], cuts[t + 1]):
             r = rows[i]
-            for e in range(indptr[r], indptr[r + 1]):
-                j = indices[e]
-                vals[at[j]] = np.float64(data[e])
+            a = indptr[r]
+            z = indptr[r + 1]
+            idx = indices[a:z]  # slices from 0, unsigned positions: no wraparound checks
+            val = data[a:z]
+            for e in range(z - a):
+                j = np.uint64(idx[e])
+                q = np.uint64(at[j])
+                vals[q] = np.float64(val[e])
                 if weighted:
-                    wts[at[j]] = wpos[r]
+                    wts[q] = wpos[r]
                 at[j] += 1
 
 
@@ -332,31 +339,41 @@ def _bin_entries(r0, r1, indptr, indices, data, edges, edge_offsets, n_value, lo
     entries off their field's default bin."""
     for r in range(r0, r1):
         c = 0
-        for e in range(indptr[r], indptr[r + 1]):
-            j = indices[e]
-            x = data[e]
-            ne = edge_offsets[j + 1] - edge_offsets[j]
+        a = indptr[r]
+        z = indptr[r + 1]
+        idx = indices[a:z]  # slices from 0: no wraparound check per entry
+        val = data[a:z]
+        dst = out[a:z]
+        for e in range(z - a):
+            j = idx[e]
+            uj = np.uint64(j)
+            x = val[e]
+            ne = edge_offsets[uj + np.uint64(1)] - edge_offsets[uj]
             if np.isnan(x):
-                b = n_value[j]
+                b = n_value[uj]
             elif ne <= SMALL_FIELD_EDGES:  # a short search beats a cell table's cache miss
-                b = bin_value(x, edges, edge_offsets[j], ne)
+                b = bin_value(x, edges, edge_offsets[uj], ne)
             else:
                 b = bin_numeric(x, j, edges, edge_offsets, lo, scale, start, stop)
-            out[e] = b
-            c += b != default_bin[j]
+            dst[e] = b
+            c += b != default_bin[uj]
         kept[r] = c
 
 
 @njit(cache=True, nogil=True)
 def _compact_entries(r0, r1, indptr, indices, tmp, default_bin, new_ptr, new_idx, new_bins):
     for r in range(r0, r1):
-        p = new_ptr[r]
-        for e in range(indptr[r], indptr[r + 1]):
-            j = indices[e]
-            if tmp[e] != default_bin[j]:
+        p = np.uint64(new_ptr[r])
+        a = indptr[r]
+        z = indptr[r + 1]
+        idx = indices[a:z]  # slices from 0: no wraparound check per entry
+        bins = tmp[a:z]
+        for e in range(z - a):
+            j = idx[e]
+            if bins[e] != default_bin[np.uint64(j)]:
                 new_idx[p] = j
-                new_bins[p] = tmp[e]
-                p += 1
+                new_bins[p] = bins[e]
+                p += np.uint64(1)
 
 
 @njit(cache=True, nogil=True)

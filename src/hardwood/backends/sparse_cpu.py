@@ -6,7 +6,7 @@ The bins are CSR: each row's entries off their field's *default bin* (the bin of
 ① ``build_histograms``: each block of a node's rows adds every row's (g, h) to the bins of
   its stored entries only, and to the node's totals. A field's default bin is never
   accumulated: its sums are the node's totals minus the field's other bins
-  (``fill_default_bins``), as LightGBM and XGBoost recover their zero bin. A node's first
+  (``_fill_node``), as LightGBM and XGBoost recover their zero bin. A node's first
   block sums straight into its histogram, the others into scratch added after in block
   order, so the sums do not depend on the thread count; the blocks go to the threads in
   runs of about equal rows.
@@ -91,14 +91,16 @@ def _add_row(hb, indptr, slots, g, h, r):
 
 @njit(cache=True, nogil=True)
 def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begin, blk_end,
-                      seg_first, out, extra, totals):
+                      seg_first, out, extra, totals, offsets_full, default_bin):
     """Tasks ``t0 .. t1 - 1``, task t being blocks ``cuts[t] .. cuts[t + 1] - 1``: the (g, h)
     of block k's rows at their stored entries' slots, into its node's histogram ``out[s]``
     for a node's first block, else into ``extra[k - s - 1]`` (flat histograms), and their
     sums into totals[k]. The entries of a row a few rows ahead are prefetched: the node's
     rows are scattered over the matrix. A block of consecutive rows (the root's: the rows of
     a node are distinct and ascend) is read straight, without the row list or prefetches,
-    which cost it a third of its time."""
+    which cost it a third of its time. A node of one block (most nodes below the root) gets
+    its default bins here, while its histogram is in cache (``_fill_node``): a launch of
+    ``fill_default_bins`` a level, reading the histograms back, cost about as much."""
     for k in range(cuts[t0], cuts[t1]):
         s = blk_seg[k]
         hb = out[s] if k == seg_first[s] else extra[k - s - 1]
@@ -114,6 +116,8 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
                 H += hr
             totals[k, 0] = G
             totals[k, 1] = H
+            if seg_first[s + 1] - seg_first[s] == 1:
+                _fill_node(hb, G, H, offsets_full, default_bin)
             continue
         rr = rows[p0:p1]
         m = p1 - p0
@@ -132,6 +136,8 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
             H += hr
         totals[k, 0] = G
         totals[k, 1] = H
+        if seg_first[s + 1] - seg_first[s] == 1:
+            _fill_node(hb, G, H, offsets_full, default_bin)
 
 
 @njit(cache=True, nogil=True)
@@ -163,28 +169,34 @@ def balanced_cuts(blk_begin, blk_end, n_tasks):
     return np.concatenate(([0], np.minimum(inner, nb), [nb])).astype(np.int64)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fill_node(row, G, H, offsets_full, default_bin):
+    """Set each field's default bin of the flat histogram ``row`` ((g, h) pairs; the default
+    bin holds 0 before) to the node's sums (G, H) minus the field's other bins."""
+    for j in range(default_bin.shape[0]):
+        sg = 0.0
+        sh = 0.0
+        field = row[2 * offsets_full[j]:2 * offsets_full[j + 1]]  # from 0: no wraparound
+        for b in range(field.shape[0] >> 1):                     # check per read
+            sg += field[2 * b]
+            sh += field[2 * b + 1]
+        field[2 * default_bin[j]] = G - sg
+        field[2 * default_bin[j] + 1] = H - sh
+
+
 @njit(cache=True, nogil=True)
-def fill_default_bins(s0, s1, hist, seg_first, totals, offsets_full, default_bin):
-    """Nodes ``s0 .. s1 - 1``: sum the blocks' totals of node s (in block order) and set each
-    field's default bin of ``hist[s]`` (flat, (g, h) pairs) to them minus the field's other
-    bins (the default bin holds 0 before)."""
-    d = default_bin.shape[0]
-    for s in range(s0, s1):
+def fill_default_bins(t0, t1, nodes, hist, seg_first, totals, offsets_full, default_bin):
+    """Nodes ``nodes[t0 .. t1 - 1]`` (those of several blocks: ``sparse_hist_range`` fills
+    a node of one block itself): the node's sums are its blocks' totals (in block order);
+    each field's default bin of ``hist[s]`` is set from them (``_fill_node``)."""
+    for t in range(t0, t1):
+        s = nodes[t]
         G = 0.0
         H = 0.0
         for k in range(seg_first[s], seg_first[s + 1]):
             G += totals[k, 0]
             H += totals[k, 1]
-        row = hist[s]
-        for j in range(d):
-            sg = 0.0
-            sh = 0.0
-            field = row[2 * offsets_full[j]:2 * offsets_full[j + 1]]  # from 0: no wraparound
-            for b in range(field.shape[0] >> 1):                     # check per read
-                sg += field[2 * b]
-                sh += field[2 * b + 1]
-            field[2 * default_bin[j]] = G - sg
-            field[2 * default_bin[j] + 1] = H - sh
+        _fill_node(hist[s], G, H, offsets_full, default_bin)
 
 
 def csc_of(indptr, indices, bins, n_features):
@@ -389,12 +401,13 @@ class SparseCPUBackend(Backend):
         n_tasks = min(nb, numba.get_num_threads() * CHUNKS_PER_THREAD)  # runs of equal rows
         run_ranges(sparse_hist_range, n_tasks, balanced_cuts(blk_begin, blk_end, n_tasks),
                    sb.indptr, self._slots, g, h, rows, blk_seg, blk_begin, blk_end, first, out,
-                   extra, totals)
+                   extra, totals, self.offsets_full, sb.default_bin)
         if nb > n:
             n_chunks = (width + REDUCE_CHUNK - 1) // REDUCE_CHUNK
             run_ranges(add_blocks_range, n * n_chunks, out, extra, first, n_chunks)
-        run_ranges(fill_default_bins, begins.size, out, first, totals, self.offsets_full,
-                   sb.default_bin)
+            several = np.flatnonzero(np.diff(first) > 1)  # nodes the histogram kernel left
+            run_ranges(fill_default_bins, several.size, several, out, first, totals,
+                       self.offsets_full, sb.default_bin)
         return out.reshape(begins.size, self.total_bins, 2)
 
     # ③ ------------------------------------------------------------------------------

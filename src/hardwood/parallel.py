@@ -84,6 +84,14 @@ def threads(n_jobs):
             numba.set_num_threads(old)
 
 
+def chunks(n):
+    """How many ranges a ``prange`` twin of a range kernel cuts ``n`` tasks into:
+    CHUNKS_PER_THREAD per Numba thread, at most one per task. A twin is
+    ``for q in prange(c): kernel(n * q // c, n * (q + 1) // c, *args)``: the same kernel, the
+    same disjoint outputs, so the same result as ``run_ranges(kernel, n, *args)``."""
+    return max(1, min(int(n), int(numba.get_num_threads()) * CHUNKS_PER_THREAD))
+
+
 def run_ranges(kernel, n, *args):
     """``kernel(lo, hi, *args)`` over the tasks ``0 .. n - 1``, cut into CHUNKS_PER_THREAD
     contiguous ranges per Numba thread (``numba.get_num_threads()``) that the caller's thread
@@ -103,9 +111,12 @@ def run_ranges(kernel, n, *args):
 
     Why not ``prange``: a ``parallel=True`` kernel compiles its loop body a second time, and
     Numba's parallel passes cost 1-2 s more per kernel on a fresh machine; a serial kernel
-    run this way compiles once. (The fused grower, one Numba call, keeps its ``prange``
-    kernels.) Serial kernels launch no parallel work, so the workqueue layer's
-    one-launch-at-a-time rule does not apply."""
+    run this way compiles once. Serial kernels launch no parallel work, so the workqueue
+    layer's one-launch-at-a-time rule does not apply. The price: a pool thread takes the GIL
+    to start each range, 40-80 us a launch on a 2-core VM, and a launch of under a
+    millisecond barely gets a second core. The training loops whose launches are many and
+    short use ``prange`` twins of their heavy kernels instead (``chunks``): the fused
+    grower, and the learner over sparse bins (``Grower.launches_prange``)."""
     global _pool, _pool_workers
     k = min(int(numba.get_num_threads()), int(n))
     if k <= 1:

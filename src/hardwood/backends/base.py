@@ -14,6 +14,10 @@ A grower owns the tree logic and calls a backend for every pass over rows:
 * ``fill_row_ids(rows, parallel)``: ``rows[:] = 0, 1, ..., n - 1`` (the rows of an unsampled
   tree); ``parallel``: the fused grower grows the trees, so a ``prange`` kernel may do it.
 
+``prange_launches``: whether the backend's own kernels launch as ``prange`` kernels (``sparse``
+does); then the learner's ② and the kernels around the trees launch that way too (one kind of
+launch per training loop: see ``sparse_cpu``'s twins).
+
 A backend may also offer ``grow_fused(...)``: a whole tree in one call on one in-core page
 (``cpu`` does, with ``backends/cpu_grower.py``); the grower uses it where it applies.
 
@@ -27,6 +31,7 @@ import numpy as np
 
 class Backend:
     name = "abstract"
+    prange_launches = False
 
     def build_histograms(self, rows, begins, ends, g, h):  # pragma: no cover - interface
         raise NotImplementedError

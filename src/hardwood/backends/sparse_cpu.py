@@ -27,13 +27,13 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from numba import njit
+from numba import njit, prange
 
 from ..data.sparse import column_runs
-from ..parallel import CHUNKS_PER_THREAD, run_ranges
+from ..parallel import CHUNKS_PER_THREAD, chunks, run_ranges
 from ._intrinsics import add_pair, prefetch
 from .base import Backend
-from .cpu import (PREFETCH_AHEAD, REDUCE_CHUNK, add_values_range, block_rows, copy_back_range,
+from .cpu import (PREFETCH_AHEAD, REDUCE_CHUNK, add_values_blocks, block_rows, copy_back_range,
                   make_blocks, predict_binned_rows, split_offsets)
 
 
@@ -328,6 +328,28 @@ def predict_binned_any(bins, binned_tree, pred):
         predict_sparse_rows(bins, binned_tree, pred)
 
 
+# The training loop's launches: the heavy range kernels above through their ``prange`` twins
+# (see ``parallel.chunks``), one OpenMP/TBB launch each; the light ones (the blocks' sums,
+# the default bins of nodes of several blocks, the copy-back) as one call on the caller's
+# thread. Numba's workers spin between launches and start at once; ``run_ranges``' Python
+# threads wait for the GIL at every launch, which on a 2-core VM cost 40-80 us a launch and
+# left a 0.5 ms kernel on one core (a sparse level's launches are 0.1-2 ms). Mixing the two
+# kinds is slower than either: the learner asks ② and the subtraction for ``prange``
+# launches too, and the Booster the gradients (``Grower.launches_prange``). Each twin costs
+# about 1 s of compilation, once (Numba's cache).
+
+@njit(parallel=True, cache=True, nogil=True)
+def _hist_twin(n, c, *args):
+    for q in prange(c):
+        sparse_hist_range(n * q // c, n * (q + 1) // c, *args)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _split_twin(n, c, *args):
+    for q in prange(c):
+        sparse_split_range(n * q // c, n * (q + 1) // c, *args)
+
+
 # a block's histogram is zeroed and summed once: a block holds at least this many stored
 # entries per histogram slot (on average), so that this stays a small share of its work
 # (sparse-wide, 70,000 bins of 16 bytes: a root of 62 blocks spent as long zeroing and
@@ -339,6 +361,7 @@ class SparseCPUBackend(Backend):
     """Numba kernels over one ``SparseBins`` (every row of the training set)."""
 
     name = "cpu"
+    prange_launches = True  # the twins above
 
     def __init__(self, sparse_bins, offsets):
         sb = sparse_bins
@@ -399,15 +422,15 @@ class SparseCPUBackend(Backend):
         # added to it after (in block order: the sums of a zeroed buffer of all blocks)
         extra = self._scratch(max(nb - n, 1) * width).reshape(max(nb - n, 1), width)
         n_tasks = min(nb, numba.get_num_threads() * CHUNKS_PER_THREAD)  # runs of equal rows
-        run_ranges(sparse_hist_range, n_tasks, balanced_cuts(blk_begin, blk_end, n_tasks),
-                   sb.indptr, self._slots, g, h, rows, blk_seg, blk_begin, blk_end, first, out,
-                   extra, totals, self.offsets_full, sb.default_bin)
+        _hist_twin(n_tasks, n_tasks, balanced_cuts(blk_begin, blk_end, n_tasks), sb.indptr,
+                   self._slots, g, h, rows, blk_seg, blk_begin, blk_end, first, out, extra,
+                   totals, self.offsets_full, sb.default_bin)
         if nb > n:
             n_chunks = (width + REDUCE_CHUNK - 1) // REDUCE_CHUNK
-            run_ranges(add_blocks_range, n * n_chunks, out, extra, first, n_chunks)
+            add_blocks_range(0, n * n_chunks, out, extra, first, n_chunks)
             several = np.flatnonzero(np.diff(first) > 1)  # nodes the histogram kernel left
-            run_ranges(fill_default_bins, several.size, several, out, first, totals,
-                       self.offsets_full, sb.default_bin)
+            fill_default_bins(0, several.size, several, out, first, totals, self.offsets_full,
+                              sb.default_bin)
         return out.reshape(begins.size, self.total_bins, 2)
 
     # ③ ------------------------------------------------------------------------------
@@ -421,13 +444,12 @@ class SparseCPUBackend(Backend):
         blk_seg, blk_begin, blk_end, first = make_blocks(begins, ends, block_rows(begins, ends))
         counts = np.empty(blk_begin.size, dtype=np.int64)
         colptr, colrow, colbin = self._csc
-        run_ranges(sparse_split_range, blk_begin.size, colptr, colrow, colbin,
-                   self.sb.default_bin, rows, self._tmp, blk_seg, blk_begin, blk_end, features,
-                   left_tables, counts, self.sb.n_rows)
+        nb = blk_begin.size
+        _split_twin(nb, chunks(nb), colptr, colrow, colbin, self.sb.default_bin, rows, self._tmp,
+                    blk_seg, blk_begin, blk_end, features, left_tables, counts, self.sb.n_rows)
         mids = np.empty(begins.size, dtype=np.int64)
         left_pos, right_pos = split_offsets(blk_begin, blk_end, begins, first, counts, mids)
-        run_ranges(copy_back_range, blk_begin.size, rows, self._tmp, blk_begin, blk_end, counts,
-                   left_pos, right_pos)
+        copy_back_range(0, nb, rows, self._tmp, blk_begin, blk_end, counts, left_pos, right_pos)
         return mids
 
     # ⑤ ------------------------------------------------------------------------------
@@ -435,8 +457,8 @@ class SparseCPUBackend(Backend):
         begins = np.asarray(begins, dtype=np.int64)
         ends = np.asarray(ends, dtype=np.int64)
         blk_seg, blk_begin, blk_end, _ = make_blocks(begins, ends, 16384)
-        run_ranges(add_values_range, blk_begin.size, rows, blk_seg, blk_begin, blk_end,
-                   np.asarray(values, dtype=np.float64), pred)
+        add_values_blocks(rows, blk_seg, blk_begin, blk_end, np.asarray(values, dtype=np.float64),
+                          pred)
 
     def predict_binned(self, bins_row, binned_tree, pred):
         predict_binned_any(bins_row, binned_tree, pred)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from ..parallel import run_ranges
+from ..parallel import chunks, run_ranges
 
 MIN_HESS = 1e-8
 RT_EPS = 1e-6
@@ -449,11 +449,12 @@ def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_v
 
 
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                     lam, alpha, mcw, max_onehot, max_thr, slots=None):
+                     lam, alpha, mcw, max_onehot, max_thr, slots=None, parallel=False):
     """``find_best_splits_pooled`` from the host, node ``s`` having histogram ``hists[s]``
     ((n_nodes, total_bins, 2)), or ``hists[slots[s]]`` where ``slots`` is given; the scans
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
-    ``prange`` kernel."""
+    ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
+    the training loop's other kernels launch so (``Grower.launches_prange``)."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
     n_nodes, d = slots.shape[0], offsets.shape[0]
@@ -469,6 +470,8 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     scan = scan_range if is_cat.any() else scan_numeric_range
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:
         scan(0, n_nodes * d, *args)
+    elif parallel and scan is scan_numeric_range:  # (categorical fields: never sparse)
+        _scan_numeric_twin(n_nodes * d, chunks(n_nodes * d), *args)
     else:
         run_ranges(scan, n_nodes * d, *args)
     return best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
@@ -495,15 +498,32 @@ def subtract_range(t0, t1, parents, parent_rows, small, pairs, out, n_chunks):
             o[c] = a[c] - b[c]
 
 
-def subtract_histograms(parents, parent_rows, small, pairs, out):
+def subtract_histograms(parents, parent_rows, small, pairs, out, parallel=False):
     """``out[pairs[i]] = parents[parent_rows[i]] - small[pairs[i]]`` (the larger children's
     histograms from their parents' and the smaller children's, as numpy's ``a - b`` gives
-    them), on Python threads. Arrays (n, total_bins, 2) float64, C order."""
+    them), on Python threads, or as one ``prange`` kernel where ``parallel``. Arrays
+    (n, total_bins, 2) float64, C order."""
     n = len(pairs)
     if n == 0:
         return
     flat = small.reshape(small.shape[0], -1)
     n_chunks = (flat.shape[1] + SUBTRACT_CHUNK - 1) // SUBTRACT_CHUNK
-    run_ranges(subtract_range, n * n_chunks, parents.reshape(parents.shape[0], -1),
-               np.asarray(parent_rows, dtype=np.int64), flat, np.asarray(pairs, dtype=np.int64),
-               out.reshape(out.shape[0], -1), n_chunks)
+    args = (parents.reshape(parents.shape[0], -1), np.asarray(parent_rows, dtype=np.int64), flat,
+            np.asarray(pairs, dtype=np.int64), out.reshape(out.shape[0], -1), n_chunks)
+    if parallel:
+        _subtract_twin(n * n_chunks, chunks(n * n_chunks), *args)
+    else:
+        run_ranges(subtract_range, n * n_chunks, *args)
+
+
+# prange twins of the range kernels (``parallel.chunks``)
+@njit(parallel=True, cache=True, nogil=True)
+def _scan_numeric_twin(n, c, *args):
+    for q in prange(c):
+        scan_numeric_range(n * q // c, n * (q + 1) // c, *args)
+
+
+@njit(parallel=True, cache=True, nogil=True)
+def _subtract_twin(n, c, *args):
+    for q in prange(c):
+        subtract_range(n * q // c, n * (q + 1) // c, *args)

@@ -186,8 +186,8 @@ class Booster:
             rng = np.random.default_rng([p["random_state"], self.rounds])
             self.grower.rng = rng
             t0 = time.perf_counter()
-            # the kernels around the trees launch as the trees' own do (Grower.takes_fused)
-            fused = self.grower.takes_fused()
+            # the kernels around the trees launch as the trees' own do
+            fused = self.grower.launches_prange()
             if self._dev:
                 from ..backends.pages import DeviceRow
 

@@ -181,6 +181,13 @@ class Grower:
         ``prange`` kernel slows the next kernels on Python threads for milliseconds)."""
         return self._fusable() and FUSED is not False and (FUSED is True or bool(self._fused))
 
+    def launches_prange(self):
+        """Whether the kernels of this training loop launch as ``prange`` kernels: the fused
+        grower's, or those of a backend that launches its own so (``prange_launches``:
+        ``sparse``); then the gradients, ②, the subtraction and the row ids launch so too.
+        Otherwise every kernel runs on ``run_ranges``' Python threads."""
+        return self.takes_fused() or bool(getattr(self.backend, "prange_launches", False))
+
     def class_roots(self, rows, g, h):
         """① The root histograms of the trees of a round that all start from ``rows``, one
         per row of ``g`` and ``h`` ((K, n)), built in one pass (``class_root_histograms``):

@@ -189,7 +189,8 @@ class TreeLearner:
                                     gw.n_value_bins, gw.is_cat, float(p.reg_lambda),
                                     float(p.reg_alpha), float(p.min_child_weight),
                                     int(p.max_cat_to_onehot), int(p.max_cat_threshold),
-                                    slots=np.asarray(rows, dtype=np.int64))
+                                    slots=np.asarray(rows, dtype=np.int64),
+                                    parallel=gw.launches_prange())
             for out, x in zip(res, part):
                 out[pos] = x
         gw.profile.add("split", t0)
@@ -250,7 +251,7 @@ class TreeLearner:
         # the larger children: parent minus smaller child, into one new array
         large_h = self.pool.take(small_h.shape)
         for array, pos, rows in hists.groups(ids):
-            subtract_histograms(array, rows, small_h, pos, large_h)
+            subtract_histograms(array, rows, small_h, pos, large_h, gw.launches_prange())
         child_hists.put(small_h, small)
         child_hists.put(large_h, large)
         child_hists.made = large_h

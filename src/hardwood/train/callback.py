@@ -56,13 +56,20 @@ class CallbackContainer:
 
 
 class EarlyStopping(TrainingCallback):
-    """Stop when ``metric`` on ``data_name`` has not improved for ``rounds`` rounds."""
+    """Stop when ``metric`` on ``data_name`` has not improved for ``rounds`` rounds; the model
+    ``hardwood.train`` returns then records the best round (``best_iteration``,
+    ``best_score``), and predicts with the rounds up to it, as with ``early_stopping_rounds``.
+    ``maximize=None`` (the default, as XGBoost's): larger is better for auc and the ranking
+    metrics, smaller for the others (it minimised every metric: on auc it kept the worst
+    round)."""
 
-    def __init__(self, rounds, metric, data_name, maximize=False):
+    def __init__(self, rounds, metric, data_name, maximize=None):
+        from .. import metrics
+
         self.rounds = rounds
         self.metric = metric
         self.data_name = data_name
-        self.maximize = maximize
+        self.maximize = metrics.higher_is_better(metric) if maximize is None else bool(maximize)
         self.best_iteration = None
         self.best_score = None
         self._warned_nan = False

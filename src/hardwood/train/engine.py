@@ -65,8 +65,13 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
                 evals_result[name][m].append(v)
         if watched and cbs.after_iteration(bst.model(evals_result), it, evals_result):
             break
-    if es is not None and es.best_iteration is not None:
-        bst.best_iteration, bst.best_score = es.best_iteration, es.best_score
+    # the best round of the built-in early stopping, else of an EarlyStopping the caller
+    # passed (its best round was written on the round's snapshot only: lost)
+    stoppers = [es] if es is not None else [cb for cb in cbs.callbacks
+                                            if isinstance(cb, EarlyStopping)]
+    for stop in stoppers[-1:]:
+        if stop.best_iteration is not None:
+            bst.best_iteration, bst.best_score = stop.best_iteration, stop.best_score
     model = bst.model(evals_result)
     if watched:
         cbs.after_training(model)

@@ -373,7 +373,19 @@ def _categories_of(cats, n_features):
 def import_xgboost(obj):
     d = model_dict(obj)
     with reading(LIB) as where:
-        return _import(d, where)
+        model = _import(d, where)
+    if hasattr(obj, "get_booster"):
+        # a scikit-learn estimator (XGBRegressor, ...) that stopped early predicts with the
+        # rounds up to its best one, as its own predict does (every tree gave 1.5 off); a
+        # Booster, or a model file, predicts with every tree, as XGBoost's Booster does
+        try:
+            best = obj.best_iteration
+        except AttributeError:  # it did not stop early
+            best = None
+        if best is not None:
+            model.best_iteration = int(best)
+            model.best_score = getattr(obj, "best_score", None)
+    return model
 
 
 def _import(d, where):
@@ -453,6 +465,7 @@ def _import(d, where):
         fail(LIB, f"tree {ti} adds to output {int(tree_info[ti])}, outside [0, {K}) "
                   "(gradient_booster/model/tree_info)")
     gparam = model.get("gbtree_model_param")
+    parallel = 1
     if gparam is not None:
         _dict(gparam, "gradient_booster/model/gbtree_model_param")
         n = _param_int(gparam, "num_trees", len(trees_d), "gbtree_model_param/num_trees",
@@ -460,6 +473,13 @@ def _import(d, where):
         if n != len(trees_d):
             fail(LIB, f"gbtree_model_param/num_trees={n} but the model holds {len(trees_d)} "
                       "trees")
+        # a round of a boosted forest (num_parallel_tree > 1, XGBRF*) is that many trees per
+        # output: iteration_range and best_iteration count rounds (they counted trees)
+        parallel = _param_int(gparam, "num_parallel_tree", 1,
+                              "gbtree_model_param/num_parallel_tree", 1 << 30)
+        if parallel < 1 or len(trees_d) % (parallel * K):
+            fail(LIB, f"gbtree_model_param/num_parallel_tree={parallel} does not divide the "
+                      f"{len(trees_d)} trees into rounds of {K} output(s)")
     where.at = "gradient_booster/model/cats"
     stored = _categories_of(model.get("cats"), n_features)
 
@@ -497,6 +517,8 @@ def _import(d, where):
         trees.append(_convert_tree(p, ti, n_cats))
     params = {"imported_from": "xgboost", "xgboost_objective": obj_name,
               "xgboost_version": ".".join(map(str, d.get("version", [])))}
+    if parallel > 1:
+        params["num_parallel_tree"] = parallel
     where.at = "the model"
     return make_model(LIB, trees, tree_info.tolist(), base, objective, K, info, params)
 

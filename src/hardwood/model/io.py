@@ -401,6 +401,13 @@ def model_from_dict(d: dict):
         _fail("params must be an object")
     params = {k: (_dec_float(v, "params") if v in ("nan", "inf", "-inf") else v)
               for k, v in params.items()}
+    per = params.get("num_parallel_tree", 1)  # trees per output a round (imported XGBoost)
+    if (not isinstance(per, int) or isinstance(per, bool) or per < 1
+            or len(trees) % (per * max(n_outputs, 1))):
+        _fail("params.num_parallel_tree must be a positive integer that divides the trees "
+              "into rounds")
+    if best_it is not None and best_it >= max(1, len(trees) // (per * max(n_outputs, 1))):
+        _fail("best_iteration is out of range")
     return Model(trees, group, base, objective, n_outputs, info, params=params,
                  best_iteration=best_it, best_score=best_score,
                  evals_result=_history_from_json(d))

@@ -97,8 +97,14 @@ class Model:
         return len(self.trees)
 
     @property
+    def trees_per_round(self) -> int:
+        """Trees a boosting round adds: one per output, times XGBoost's ``num_parallel_tree``
+        for an imported boosted forest."""
+        return max(self.n_outputs, 1) * max(int(self.params.get("num_parallel_tree", 1)), 1)
+
+    @property
     def num_boosted_rounds(self) -> int:
-        return len(self.trees) // max(self.n_outputs, 1)
+        return len(self.trees) // self.trees_per_round
 
     @property
     def n_features(self) -> int:
@@ -187,7 +193,7 @@ class Model:
     def tree_range(self, iteration_range):
         """The trees (t0, t1) that ``iteration_range`` selects: every tree, or those up to
         ``best_iteration`` when early stopping set it; an error names a bad range."""
-        K = max(self.n_outputs, 1)
+        K = self.trees_per_round
         if iteration_range is None:
             if self.best_iteration is not None:
                 return 0, min((self.best_iteration + 1) * K, len(self.trees))

@@ -465,6 +465,10 @@ def _check_init_model(init, train_set, K):
     info = train_set.info
     if init.n_outputs != K:
         raise ValueError(f"init_model has {init.n_outputs} outputs, but this training has {K}")
+    if init.trees_per_round != K:
+        raise ValueError(f"init_model grows {init.trees_per_round // K} trees per output a "
+                         "round (XGBoost's num_parallel_tree), hardwood one: its rounds would "
+                         "be miscounted; continue training it in XGBoost")
     if list(init.info.names) != list(info.names):
         raise ValueError(f"init_model's features {list(init.info.names)[:8]} differ from the "
                          f"Dataset's {list(info.names)[:8]}")

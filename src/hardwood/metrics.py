@@ -25,7 +25,11 @@ def logloss(y, p, w):
 
 
 def error(y, p, w):
-    return float(np.average((p > 0.5) != (y > 0.5), weights=w))
+    """XGBoost's binary error: a row predicted positive (p > 0.5) errs by 1 - y, one predicted
+    negative by y, so that a soft label y in [0, 1] counts as y positives and 1 - y negatives
+    (as logloss and auc count it); with 0/1 labels, the share of wrong rows. Rounding the
+    label at 0.5 gave 0.156 where XGBoost's error was 0.275 on the same model."""
+    return float(np.average(np.where(p > 0.5, 1.0 - y, y), weights=w))
 
 
 def auc(y, p, w):

@@ -274,7 +274,10 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
                     best_GL = GL
                     best_HL = HL
         return best, best_code, best_dl, best_GL, best_HL
-    limit = min(max_thr, m - 1)
+    # XGBoost's partition search walks min(max_cat_threshold, bins) sorted bins and splits
+    # before each but the last: at most max_cat_threshold - 1 categories on the moving side
+    # (it was max_cat_threshold here: hardwood at k grew XGBoost's trees at k + 1)
+    limit = min(max_thr - 1, m - 1)
     for direction in range(2):
         GL = 0.0
         HL = 0.0

@@ -262,7 +262,8 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
                 raise TypeError(f"{what} must be numeric, got dtype {arr.dtype}")
             if arr.ndim == 1:
                 raise ValueError(f"{what} must be 2-dimensional (n_samples, n_features), got a "
-                                 f"1-d array of shape {arr.shape}; use X.reshape(-1, 1) for one feature")
+                                 f"1-d array of shape {arr.shape}; use X.reshape(1, -1) for one sample, or "
+                                 "X.reshape(-1, 1) for one feature")
             if arr.ndim != 2:
                 raise ValueError(f"{what} must be 2-dimensional, got shape {arr.shape}")
             mat = arr

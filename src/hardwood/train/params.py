@@ -63,6 +63,22 @@ ALIASES = {
     "tree_method": None,  # accepted and ignored: hardwood always trains on histograms
 }
 
+# tree_method values of XGBoost: hardwood trains on histograms whichever is named (as
+# XGBoost's "auto" and "hist"); "exact" and "approx" warn that the trees are not theirs, and
+# another value is an error, as XGBoost's ("bogus" was taken without a word)
+TREE_METHODS = ("auto", "hist", "approx", "exact", "gpu_hist")
+
+
+def _check_ignored(k, v):
+    if k == "tree_method":
+        if not isinstance(v, str) or v not in TREE_METHODS:
+            raise ValueError(f"tree_method must be one of {list(TREE_METHODS)}, got {v!r}")
+        if v in ("exact", "approx"):
+            warnings.warn(f"tree_method={v!r}: hardwood trains on histograms (XGBoost's "
+                          "'hist'), so the trees are those of tree_method='hist'", UserWarning,
+                          stacklevel=4)
+
+
 GROW_POLICIES = ("depthwise", "lossguide")
 MAX_CLASSES = 1 << 20  # num_class, given or read from the labels
 
@@ -153,6 +169,7 @@ def resolve_params(params) -> dict:
     for k, v in params.items():
         key = ALIASES.get(k, k)
         if k in ALIASES and ALIASES[k] is None:
+            _check_ignored(k, v)
             continue
         if key not in DEFAULTS:
             close = difflib.get_close_matches(k, list(DEFAULTS) + list(ALIASES), n=3)

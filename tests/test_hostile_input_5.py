@@ -192,3 +192,20 @@ def test_tree_method_is_checked_and_one_row_gets_the_right_advice():
     m = hw.train({"max_depth": 2}, ds, 1)
     with pytest.raises(ValueError, match=r"reshape\(1, -1\) for one sample"):
         m.predict(X[0])
+
+
+def test_ranker_says_its_weights_are_per_row():
+    """XGBRanker takes one weight per query; GBDTRanker's are per row, and one per query gave
+    scikit-learn's bare shape error."""
+    from hardwood.sklearn import GBDTRanker
+
+    rng = np.random.default_rng(0)
+    group = np.full(20, 10)
+    X = rng.normal(size=(200, 3))
+    y = rng.integers(0, 3, 200)
+    w = rng.random(20) + 0.5
+    with pytest.raises(ValueError, match="one per query.*np.repeat"):
+        GBDTRanker(n_estimators=2).fit(X, y, group=group, sample_weight=w)
+    with pytest.raises(ValueError, match="one per query"):
+        GBDTRanker(n_estimators=2).fit(X, y, qid=np.repeat(np.arange(20), 10), sample_weight=w)
+    GBDTRanker(n_estimators=2).fit(X, y, group=group, sample_weight=np.repeat(w, group))

@@ -398,6 +398,24 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         return self.classes_[np.argmax(proba, axis=1)]
 
 
+def _check_row_weights(X, group, qid, sample_weight):
+    """XGBRanker takes one weight per query; hardwood's are per row: say so, where the
+    weights are as many as the queries and not as the rows (scikit-learn's shape error
+    named neither)."""
+    if sample_weight is None or not hasattr(sample_weight, "__len__"):
+        return
+    n_rows = X.shape[0] if hasattr(X, "shape") else len(X)
+    if group is not None:
+        n_queries = len(group)
+    else:
+        q = np.asarray(qid).reshape(-1)
+        n_queries = int(np.count_nonzero(q[1:] != q[:-1])) + 1 if q.size else 0
+    if len(sample_weight) != n_rows and len(sample_weight) == n_queries:
+        raise ValueError(f"sample_weight has {len(sample_weight)} values, one per query; "
+                         f"GBDTRanker takes one weight per row ({n_rows}): repeat each "
+                         "query's weight over its rows, e.g. np.repeat(weights, group)")
+
+
 class GBDTRanker(_GBDTBase):
     """Gradient-boosted trees for learning to rank (scikit-learn API): LambdaMART
     (``objective='rank:ndcg'``, the default) or RankNet (``'rank:pairwise'``).
@@ -465,6 +483,7 @@ class GBDTRanker(_GBDTBase):
         if group is None and qid is None:
             raise ValueError("GBDTRanker.fit needs the queries: group= (sizes of consecutive "
                              "queries) or qid= (one query id per row)")
+        _check_row_weights(X, group, qid, sample_weight)
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
         if group is not None and qid is not None:  # qid was ignored
             raise ValueError("GBDTRanker.fit takes the queries as group= (sizes) or as qid= "

@@ -175,15 +175,22 @@ def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, num
         raise ValueError(e.describe(hint="--categorical " + ",".join(declared))) from None
 
 
-def _align(X, info, path):
+def _align(X, info, path, no_header=False):
     """Make a DataFrame fit the features of ``info``: select and order the training columns
-    by name (extra columns are dropped) and give categorical columns matching types."""
+    by name (extra columns are dropped) and give categorical columns matching types. A file
+    without a header has no names to select by: its columns must be the model's features."""
     if not (type(X).__module__.startswith("pandas") and hasattr(X, "columns")):
         return X
     import pandas as pd
 
     names = list(info.names)
     cols = [str(c) for c in X.columns]
+    if no_header and len(cols) != len(names):
+        # the columns were named f0, f1, ... by position: picking the model's names among
+        # them read a label column left in the file as feature f0 and dropped the last one
+        raise ValueError(f"{path!r} has {len(cols)} columns and no header, but the model has "
+                         f"{len(names)} features; name the label column with --label (a "
+                         "column index), or remove the columns that are not features")
     if cols != names and set(names) <= set(cols):
         X = X[names]
     elif cols != names and len(cols) != len(names):
@@ -396,7 +403,7 @@ def cmd_train(args) -> int:
         Xv, wv = _split_weight(Xv, args.weight, args.valid)
         if yv is None:
             raise CLIError(f"{args.valid!r} has no label column")
-        Xv = _align(Xv, train_set.info, args.valid)
+        Xv = _align(Xv, train_set.info, args.valid, args.no_header)
         groups = _need_queries(queries, args.valid) if ranking else {}
         valid_sets.append(hardwood.Dataset(Xv, yv, weight=wv, reference=train_set, **groups))
         valid_names.append("valid")
@@ -454,7 +461,7 @@ def read_for_model(path, label, fmt, info, no_header=False):
     """``(X, y)`` of a data file read for a model whose features are ``info``: columns typed,
     selected and ordered as the model's (``report`` reads its data this way)."""
     X, y, _, _ = _read(path, label, fmt, no_header=no_header, info=info, hint=False)
-    return _align(X, info, path), y
+    return _align(X, info, path, no_header), y
 
 
 def cmd_predict(args) -> int:
@@ -478,7 +485,7 @@ def cmd_predict(args) -> int:
         queries = dict(group_file=args.group, qid_column=args.qid_column)
     X, y, _, found = _read(args.data, args.label, args.format, no_header=args.no_header,
                            info=model.info, hint=False, queries=queries)
-    X = _align(X, model.info, args.data)
+    X = _align(X, model.info, args.data, args.no_header)
     t0 = time.perf_counter()
     with threads(args.threads):
         pred = model.predict(X, output=args.output)

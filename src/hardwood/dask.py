@@ -424,12 +424,19 @@ def _unique_labels(y, what="y"):
     if _kind(y, what) == "array":
         labels = np.asarray(da.unique(y.ravel()).compute())
     else:
-        if hasattr(y, "columns"):
-            y = y[y.columns[0]]
+        y = _label_series(y)
         labels = np.sort(np.asarray(y.unique().compute()))
     if labels.dtype.kind in "fc" and np.isnan(labels).any():
         raise ValueError(f"{what} contains NaN: a label is missing")
     return labels
+
+
+def _label_series(y):
+    """A Dask DataFrame of one label column as its Series; a Series as it is (newer Dask
+    Series have a ``columns`` attribute too: taking ``y[y.columns[0]]`` of one crashed)."""
+    if getattr(y, "ndim", 1) == 2:
+        return y[y.columns[0]]
+    return y
 
 
 def _encode(y, classes):
@@ -439,8 +446,7 @@ def _encode(y, classes):
                                     dtype=np.float64)
     import pandas as pd
 
-    if hasattr(y, "columns"):
-        y = y[y.columns[0]]
+    y = _label_series(y)
     return y.map_partitions(lambda s: pd.Series(np.searchsorted(classes, s.to_numpy())
                                                 .astype(np.float64), index=s.index),
                             meta=pd.Series([], dtype=np.float64))

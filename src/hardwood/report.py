@@ -251,11 +251,16 @@ def measure_runtime(model, X=None, batch_rows=BATCH_ROWS, one_row_calls=ONE_ROW_
     source = "the given data"
     if X is None:
         X, source = synthetic_rows(model, batch_rows), "synthetic rows (no data given)"
-    n = len(X)
+    n = X.shape[0]  # (len() of a sparse matrix is an error)
     if n == 0:
         raise ValueError("no rows to time prediction on")
     take = np.arange(batch_rows) % n
-    X = X.iloc[take] if hasattr(X, "iloc") else np.asarray(X)[take]
+    if hasattr(X, "iloc"):
+        X = X.iloc[take]
+    elif hasattr(X, "tocsr"):  # a scipy sparse matrix (a LibSVM file): its rows, densified
+        X = X.tocsr()[take].toarray()
+    else:
+        X = np.asarray(X)[take]
     one = X.iloc[:1] if hasattr(X, "iloc") else X[:1]
     t0 = time.perf_counter()
     rt = compile_runtime(model, "auto")
@@ -307,7 +312,7 @@ def _metrics_rows(model, pred, y):
 
 
 def _data_section(model, X, y, data_name, shap_rows):
-    n = len(X)
+    n = X.shape[0]  # (len() of a sparse matrix is an error)
     parts = [f"<p class=sub>{_esc(data_name)}: {n:,} rows.</p>"]
     if y is None:
         parts.append(_note("Metrics: no labels given (<code>--label COL</code>)."))
@@ -360,8 +365,8 @@ def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
     from .data.convert import as_pandas_if_named_table
 
     X = as_pandas_if_named_table(X)  # an Arrow table's rows are sampled by name, not position
-    if X is not None and y is not None and len(X) != len(np.asarray(y).reshape(-1)):
-        raise ValueError(f"X has {len(X)} rows but y has {len(np.asarray(y).reshape(-1))}")
+    if X is not None and y is not None and X.shape[0] != len(np.asarray(y).reshape(-1)):
+        raise ValueError(f"X has {X.shape[0]} rows but y has {len(np.asarray(y).reshape(-1))}")
     from . import __version__
 
     if X is not None:

@@ -188,7 +188,7 @@ class FileBatches:
     def _csv_options(path):
         ext, comp = split_ext(path)
         sep = {".csv": ",", ".tsv": "\t"}.get(ext) or sniff_delimiter(path, comp)
-        kw = dict(sep=sep, header=0)
+        kw = dict(sep=sep, header=0, index_col=False)  # (see readers.read_csv)
         if sep == r"\s+":
             kw["engine"] = "python"
         return kw, comp

@@ -434,7 +434,10 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
     ext, comp = split_ext(path)
     if sep is None:
         sep = {".csv": ",", ".tsv": "\t"}.get(ext) or sniff_delimiter(path, comp)
-    kw = dict(sep=sep, header=0 if header else None)
+    # index_col=False: a line that ends with the separator (one field more than the header)
+    # made pandas take the first column as the row index, every column shifted one place
+    # left: the label read as a feature, the last feature all NaN
+    kw = dict(sep=sep, header=0 if header else None, index_col=False)
     if sep == r"\s+":
         kw["engine"] = "python"
     else:  # type each column from all its cells at once, not chunk by chunk (a chunk of

@@ -85,3 +85,26 @@ def test_dask_labels_as_a_series():
                                   y.to_numpy())
     frame = dd.from_pandas(y.to_frame(), npartitions=2)
     np.testing.assert_array_equal(hd._unique_labels(frame, "y"), [0.0, 1.0, 2.0])
+
+
+def test_parquet_decimal_columns_are_numbers(tmp_path):
+    """A decimal128 column (SQL and Spark exports of amounts) was read as a categorical
+    feature: new amounts were unseen categories, treated as missing (test RMSE 1.6 against
+    0.075 as floats), and ``hardwood train`` failed only when saving."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from decimal import Decimal
+
+    rng = np.random.default_rng(0)
+    amount = np.round(rng.uniform(0, 100, 300), 2)
+    y = amount / 10 + rng.normal(size=300) * 0.05
+    table = pa.table({"y": y, "amount": pa.array([Decimal(f"{a:.2f}") for a in amount],
+                                                 type=pa.decimal128(10, 2))})
+    path = str(tmp_path / "d.parquet")
+    pq.write_table(table, path)
+    X, yr, _ = read_table(path, label="y")
+    assert X["amount"].dtype == np.float64
+    np.testing.assert_allclose(X["amount"].to_numpy(), amount)
+    # declared categorical, it stays as the file has it
+    Xc, _, _ = read_table(path, label="y", categorical=["amount"])
+    assert Xc["amount"].dtype != np.float64

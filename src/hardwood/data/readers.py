@@ -479,6 +479,14 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
         msg = " ".join(str(e).split())
         raise ValueError(f"cannot read {path!r} as Parquet: {msg}") from None
+    # decimal columns (SQL and Spark exports of amounts) are numbers: read as float64 they
+    # are features; to_pandas gave Decimal objects, which became categories (a new amount
+    # was an unseen category, treated as missing)
+    declared = {str(c) for c in (categorical or [])}
+    for i, field in enumerate(table.schema):
+        if pa.types.is_decimal(field.type) and field.name not in declared:
+            table = table.set_column(i, field.name,
+                                     table.column(i).cast(pa.float64(), safe=False))
     try:
         df = table.to_pandas()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as e:

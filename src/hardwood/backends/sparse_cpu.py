@@ -114,26 +114,22 @@ def sparse_hist_range(t0, t1, cuts, indptr, slots, g, h, rows, blk_seg, blk_begi
                 gr, hr = _add_row(hb, indptr, slots, g, h, r)
                 G += gr
                 H += hr
-            totals[k, 0] = G
-            totals[k, 1] = H
-            if seg_first[s + 1] - seg_first[s] == 1:
-                _fill_node(hb, G, H, offsets_full, default_bin)
-            continue
-        rr = rows[p0:p1]
-        m = p1 - p0
-        for i in range(m):
-            if i + 2 * PREFETCH_AHEAD < m:
-                prefetch(indptr, np.int64(rr[i + 2 * PREFETCH_AHEAD]))
-            if i + PREFETCH_AHEAD < m:
-                q = np.uint64(rr[i + PREFETCH_AHEAD])
-                prefetch(slots, indptr[q])
-                prefetch(slots, indptr[q + np.uint64(1)] - 1)
-                prefetch(g, q)
-                prefetch(h, q)
-            r = np.uint64(rr[i])
-            gr, hr = _add_row(hb, indptr, slots, g, h, r)
-            G += gr
-            H += hr
+        else:
+            rr = rows[p0:p1]
+            m = p1 - p0
+            for i in range(m):
+                if i + 2 * PREFETCH_AHEAD < m:
+                    prefetch(indptr, np.int64(rr[i + 2 * PREFETCH_AHEAD]))
+                if i + PREFETCH_AHEAD < m:
+                    q = np.uint64(rr[i + PREFETCH_AHEAD])
+                    prefetch(slots, indptr[q])
+                    prefetch(slots, indptr[q + np.uint64(1)] - 1)
+                    prefetch(g, q)
+                    prefetch(h, q)
+                r = np.uint64(rr[i])
+                gr, hr = _add_row(hb, indptr, slots, g, h, r)
+                G += gr
+                H += hr
         totals[k, 0] = G
         totals[k, 1] = H
         if seg_first[s + 1] - seg_first[s] == 1:

@@ -390,9 +390,6 @@ def model_from_dict(d: dict):
         validate_tree(tree, n_features, n_categories, info.is_categorical, where)
         trees.append(tree)
     best_it = d.get("best_iteration")
-    if best_it is not None and (not isinstance(best_it, int) or isinstance(best_it, bool)
-                                or not 0 <= best_it < max(1, len(trees) // n_outputs)):
-        _fail("best_iteration is out of range")
     best_score = d.get("best_score")
     if best_score is not None:
         best_score = _dec_float(best_score, "best_score")
@@ -406,7 +403,9 @@ def model_from_dict(d: dict):
             or len(trees) % (per * max(n_outputs, 1))):
         _fail("params.num_parallel_tree must be a positive integer that divides the trees "
               "into rounds")
-    if best_it is not None and best_it >= max(1, len(trees) // (per * max(n_outputs, 1))):
+    rounds = len(trees) // (per * max(n_outputs, 1))
+    if best_it is not None and (not isinstance(best_it, int) or isinstance(best_it, bool)
+                                or not 0 <= best_it < max(1, rounds)):
         _fail("best_iteration is out of range")
     return Model(trees, group, base, objective, n_outputs, info, params=params,
                  best_iteration=best_it, best_score=best_score,

@@ -147,11 +147,13 @@ class TreeLearner:
         self.pages = pages
         self.gw = grower  # the Grower: parameters, field layout, profile, tree output
         self.pool = _HistPool()
+        self._prange = False  # how ② and the subtraction launch (set per tree)
 
     def grow(self, rows, g, h, tree_mask, keys, root=None):
         """One tree over ``rows`` (ascending global row ids). Returns (Tree, BinnedTree,
         PageLeaves). ``root``: the root's histogram (flat (g, h) pairs) if already built."""
         gw, pages = self.gw, self.pages
+        self._prange = gw.launches_prange()  # ② and the subtraction launch as ① and ③ do
         nodes = _Nodes()
         n = pages.start(rows)
         t0 = time.perf_counter()
@@ -190,7 +192,7 @@ class TreeLearner:
                                     float(p.reg_alpha), float(p.min_child_weight),
                                     int(p.max_cat_to_onehot), int(p.max_cat_threshold),
                                     slots=np.asarray(rows, dtype=np.int64),
-                                    parallel=gw.launches_prange())
+                                    parallel=self._prange)
             for out, x in zip(res, part):
                 out[pos] = x
         gw.profile.add("split", t0)
@@ -251,7 +253,7 @@ class TreeLearner:
         # the larger children: parent minus smaller child, into one new array
         large_h = self.pool.take(small_h.shape)
         for array, pos, rows in hists.groups(ids):
-            subtract_histograms(array, rows, small_h, pos, large_h, gw.launches_prange())
+            subtract_histograms(array, rows, small_h, pos, large_h, self._prange)
         child_hists.put(small_h, small)
         child_hists.put(large_h, large)
         child_hists.made = large_h

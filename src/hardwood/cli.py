@@ -495,17 +495,13 @@ def cmd_predict(args) -> int:
     parts = [f"predicted {n} rows in {t_pred:.3f}s ({args.output})"]
     scored = args.label is not None or detect_format(args.data, args.format) == "libsvm"
     if y is not None and scored and args.output == "value":
-        from . import metrics as M
-        w = np.ones(n)
+        from .metrics import score_model
         if ranking:
             parts += _ranking_scores(model, y, pred, found, args.data)
-        for m in M.metrics_for_objective(model.objective):
-            if M.is_ranking(m):
-                continue
-            try:
-                parts.append(f"{m} {_fmt_metric(M.get_metric(m)(y, pred, w))}")
-            except (ValueError, IndexError):  # labels that do not fit the metric
-                continue
+        scores, problem = score_model(model, y, pred)
+        parts += [f"{m} {_fmt_metric(v)}" for m, v in scores]
+        if problem is not None:
+            parts.append(f"not scored: {problem} in {args.data!r}")
     where = "stdout" if args.out == "-" else args.out
     print("hardwood: " + "; ".join(parts) + f"; written to {where}",
           file=sys.stderr if args.out == "-" else sys.stdout, flush=True)

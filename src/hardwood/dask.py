@@ -459,8 +459,19 @@ def _as_array(pred):
     return pred if isinstance(pred, da.Array) else pred.to_dask_array()
 
 
-def _n_features(X):
-    return int(X.shape[1]) if _kind(X, "X") == "array" else len(X.columns)
+def _set_features(est, X):
+    """``n_features_in_``, and ``feature_names_in_`` for a DataFrame of string column names
+    (scikit-learn's convention)."""
+    if _kind(X, "X") == "array":
+        est.n_features_in_ = int(X.shape[1])
+        names = None
+    else:
+        est.n_features_in_ = len(X.columns)
+        names = list(X.columns)
+    if names is not None and all(isinstance(c, str) for c in names):
+        est.feature_names_in_ = np.asarray(names, dtype=object)
+    elif hasattr(est, "feature_names_in_"):
+        del est.feature_names_in_
 
 
 class DaskGBDTRegressor(GBDTRegressor):
@@ -487,7 +498,7 @@ class DaskGBDTRegressor(GBDTRegressor):
         self.evals_result_ = model.evals_result
         self.best_iteration_ = (model.best_iteration
                                 if self.early_stopping_rounds is not None else None)
-        self.n_features_in_ = _n_features(X)
+        _set_features(self, X)
         gain = np.asarray(model.feature_importances("total_gain"), dtype=np.float64)
         self.feature_importances_ = gain / gain.sum() if gain.sum() > 0 else gain * 0
         return self
@@ -528,11 +539,10 @@ class DaskGBDTClassifier(GBDTClassifier):
 
     def predict_proba(self, X):
         """Class probabilities (rows, classes), lazily."""
-        import dask.array as da
-
         p = _as_array(predict(self.client, self.model_, X))
-        if p.ndim == 1:
-            p = da.stack([1.0 - p, p], axis=1)
+        if p.ndim == 1:  # block by block: a dask DataFrame's row counts are unknown
+            p = p.map_blocks(_both_classes, new_axis=1, chunks=(p.chunks[0], (2,)),
+                             dtype=p.dtype)
         return p
 
     def predict(self, X):
@@ -540,6 +550,11 @@ class DaskGBDTClassifier(GBDTClassifier):
         classes = self.classes_
         return self.predict_proba(X).map_blocks(
             lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
+
+
+def _both_classes(p):
+    """(rows, 2) probabilities of a binary model's positive-class probabilities ``p``."""
+    return np.stack([1.0 - p, p], axis=1)
 
 
 def _fit_forest_share(cls, params, X, y, w, tree_ids):
@@ -585,7 +600,7 @@ def _forest_fit(self, X, y, sample_weight=None):
     n, d = int(sum(sizes)), len(info.names)
     self.mode_ = forest_mode(client, n, d) if self.mode == "auto" else self.mode
     if self.mode_ == "histogram":
-        return _forest_fit_histogram(self, client, aligned, tag)
+        return _forest_fit_histogram(self, client, X, aligned, tag)
     params = self.get_params()
     params.pop("client", None)
     params.pop("mode", None)
@@ -607,12 +622,14 @@ def _forest_fit(self, X, y, sample_weight=None):
         for i, s in enumerate(shares)])
     first = fitted[0]
     trees = [t for f in fitted for t in f.forest_.trees]
+    # the shares were fitted on bare matrices: the column names are the collection's
     forest = Forest(trees, n_outputs=first.forest_.n_outputs, is_reg=not self._classify,
-                    info=first.forest_.info)
+                    info=info)
     for k, v in first.__dict__.items():
         if k.endswith("_") and not k.startswith("__") and k != "mode_":
             setattr(self, k, v)
     self.forest_ = forest
+    _set_features(self, X)
     self.feature_importances_ = forest.feature_importances()
     self._seed = first._seed
     if self._classify:  # the shares were fitted on the class codes: their classes_ are codes
@@ -620,7 +637,7 @@ def _forest_fit(self, X, y, sample_weight=None):
     return self
 
 
-def _forest_fit_histogram(self, client, aligned, tag):
+def _forest_fit_histogram(self, client, X, aligned, tag):
     """Histogram mode (``train/forest_dask.py``): the partitions are binned where they live
     and never move; each level's large nodes are split from histograms summed over them, and
     each small node's rows are gathered to grow its subtree."""
@@ -673,7 +690,7 @@ def _forest_fit_histogram(self, client, aligned, tag):
                     weights.append([w[cuts[p]:cuts[p + 1]] for p in range(len(data.parts))])
             trees += grower.grow(slots, weights)
         self.forest_ = Forest(trees, n_outputs=n_out, is_reg=is_reg, info=ds.info)
-        self.n_features_in_ = d
+        _set_features(self, X)
         self.feature_importances_ = self.forest_.feature_importances()
         self.dask_log_ = grower.log
         return self

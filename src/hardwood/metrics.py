@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .objectives import OBJECTIVES, names, objective_class
+from .objectives import OBJECTIVES, metric_label_problem, names, objective_class
 from .ranking import parse_ranking_metric, ranking_metric
 
 EPS = 1e-15
@@ -116,3 +116,16 @@ def metrics_for_objective(objective_name):
         return ()
     return (o.default_metric,) + tuple(m for m, t in TASK.items()
                                        if t == o.task and m != o.default_metric)
+
+
+def score_model(model, y, pred):
+    """``(scores, problem)``: the ``(metric, value)`` pairs of a model's predictions ``pred``
+    against labels ``y`` (unweighted, ranking metrics left out: they need queries), or no
+    scores and why, when the labels lie outside what the objective's metrics read (a binary
+    model against -1/+1 labels printed a negative logloss)."""
+    problem = metric_label_problem(model.objective, model.n_outputs, y)
+    if problem is not None:
+        return [], problem
+    w = np.ones(y.shape[0])
+    return [(m, get_metric(m)(y, pred, w)) for m in metrics_for_objective(model.objective)
+            if not is_ranking(m)], None

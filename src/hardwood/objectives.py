@@ -473,6 +473,27 @@ def get_objective(name, params) -> Objective:
     return objective_class(name)(params)
 
 
+def metric_label_problem(objective_name, n_outputs, y):
+    """Why labels ``y`` cannot be scored by the metrics of a model of this objective, or None:
+    a binary label beyond [0, 1] gives a negative logloss and an AUC above 1, a class code
+    >= the model's classes indexes past its outputs. One class is enough here: training's
+    "two classes at least" rule does not apply to the data a model is scored on."""
+    o = OBJECTIVES.get(objective_name)
+    task = None if o is None else o.task
+    if task == "binary":
+        bad = (y < 0) | (y > 1)
+        wanted = "labels in [0, 1]"
+    elif task == "multiclass":
+        bad = (y != np.floor(y)) | (y < 0) | (y >= n_outputs)
+        wanted = f"integer labels in [0, num_class={n_outputs})"
+    else:
+        return None
+    if not bad.any():
+        return None
+    i = int(np.flatnonzero(bad)[0])
+    return f"{objective_name} needs {wanted}, found {float(y[i]):g} at row {i}"
+
+
 def transform_code(objective_name):
     """The output transform code of a model's objective (its canonical name); the identity
     for a name hardwood does not know (a Model built by hand; model files are checked)."""

@@ -296,19 +296,15 @@ def _runtime_section(model, X):
 
 
 def _metrics_rows(model, pred, y):
-    from . import metrics as M
+    """``(rows, problem)``: the metric table's rows, or why the labels cannot be scored."""
+    from .metrics import score_model
 
     try:
         y = np.asarray(y, dtype=np.float64).reshape(-1)
-    except (TypeError, ValueError):  # labels that are not numbers
-        return []
-    rows = []
-    for m in M.metrics_for_objective(model.objective):
-        try:
-            rows.append((m, _num(M.get_metric(m)(y, pred, np.ones(y.shape[0])), 6)))
-        except (ValueError, IndexError, TypeError):  # labels that do not fit the metric
-            continue
-    return rows
+    except (TypeError, ValueError):
+        return [], "the labels are not numbers"
+    scores, problem = score_model(model, y, pred)
+    return [(m, _num(v, 6)) for m, v in scores], problem
 
 
 def _data_section(model, X, y, data_name, shap_rows):
@@ -317,9 +313,11 @@ def _data_section(model, X, y, data_name, shap_rows):
     if y is None:
         parts.append(_note("Metrics: no labels given (<code>--label COL</code>)."))
     else:
-        rows = _metrics_rows(model, model.predict(X), y)
+        rows, problem = _metrics_rows(model, model.predict(X), y)
         if rows:
             parts.append(_table(rows, header=("metric", "value"), numeric=(1,)))
+        elif problem is not None:
+            parts.append(_note(f"Metrics: none; {_esc(problem)}."))
         else:
             parts.append(_note(f"Metrics: none of objective {_esc(model.objective)} "
                                "applies to these labels (or hardwood defines none for it)."))

@@ -21,9 +21,9 @@ import os
 
 import numpy as np
 
-from .readers import (ColumnTypeError, check_file, detect_format, find_bad_libsvm_line,
-                      finish_frame, libsvm_line_problem, line_locator, need, sniff_delimiter,
-                      split_ext)
+from .readers import (ColumnTypeError, check_distinct_names, check_file, check_header_names,
+                      detect_format, find_bad_libsvm_line, finish_frame, libsvm_line_problem,
+                      line_locator, need, sniff_delimiter, split_ext)
 
 BATCH_ROWS = 100_000  # CSV rows and LibSVM lines per batch
 
@@ -198,6 +198,7 @@ class FileBatches:
         pd = need("pandas", "CSV", "pandas")
         kw, _ = self._csv_options(path)
         try:
+            check_header_names(path, kw)
             cols = [str(c) for c in pd.read_csv(path, nrows=0, **kw).columns]
         except pd.errors.EmptyDataError:
             raise ValueError(f"data file {path!r} is empty (no columns to read)") from None
@@ -209,6 +210,7 @@ class FileBatches:
     def _features_among(self, path, cols):
         """The feature columns among a file's ``cols``: all but the label and the weight,
         which must be there; the same in every file."""
+        check_distinct_names(path, cols)
         for what, col in (("label", self.label), ("weight", self.weight)):
             if col is not None and col not in cols:
                 shown = ", ".join(map(repr, cols[:10])) + (", ..." if len(cols) > 10 else "")

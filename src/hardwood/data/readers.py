@@ -274,9 +274,7 @@ def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=
         raise ValueError(f"data file {path!r} has a header but no data rows")
     df.columns = [str(c) for c in df.columns]
     names = list(df.columns)
-    if len(set(names)) != len(names):
-        dup = sorted({c for c in names if names.count(c) > 1})
-        raise ValueError(f"data file {path!r} has duplicate column names: {dup[:5]}")
+    check_distinct_names(path, names)
     y = None
     if label is not None:
         j = _label_position(names, label, path)
@@ -449,7 +447,9 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
         msg = " ".join(str(e).split())
         raise ValueError(f"cannot parse {path!r} as delimited text (separator {sep!r}): {msg}") from None
-    if not header:
+    if header:
+        check_header_names(path, kw)
+    else:
         df.columns = [str(i) for i in range(df.shape[1])]
         if label is not None and isinstance(label, str) and not re.fullmatch(r"[+-]?\d+", label.strip()):
             raise ValueError(f"label {label!r} is a column name, but {path!r} is read without a "
@@ -459,6 +459,24 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
                             infer=infer, locate=line_locator(path, comp, sep, header),
                             feature_names=names)
     return X, y, list(X.columns)
+
+
+def check_header_names(path, kw):
+    """Refuse a CSV header that names a column twice: pandas renames the second one (``y``
+    -> ``y.1``), which was then trained as a feature without a word. ``kw``: the file's
+    ``pandas.read_csv`` options. Empty names are left to pandas (``Unnamed: 3``)."""
+    pd = need("pandas", "CSV", "pandas")
+    head = pd.read_csv(path, **{**kw, "header": None, "nrows": 1, "dtype": str,
+                                "keep_default_na": False})
+    names = [str(c) for c in head.iloc[0].tolist()] if head.shape[0] else []
+    check_distinct_names(path, [c for c in names if c != ""])
+
+
+def check_distinct_names(path, names):
+    dup = sorted({c for c in names if names.count(c) > 1})
+    if dup:
+        raise ValueError(f"data file {path!r} has duplicate column names: {dup[:5]}; give each "
+                         "column its own name")
 
 
 # -- Parquet --------------------------------------------------------------------------

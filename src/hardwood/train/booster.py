@@ -24,7 +24,7 @@ from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
-from ..objectives import get_objective, objective_class
+from ..objectives import get_objective, metric_label_problem, objective_class
 from ..parallel import threads
 from . import sampling
 from .grower import Grower, GrowParams, Profile
@@ -564,23 +564,12 @@ def _check_valid_sets(train_set, valid_sets, valid_names):
 
 
 def _check_valid_labels(obj, y, name):
-    """A validation set's labels must lie where the objective's metrics can read them: a
-    binary label beyond [0, 1] gave a negative logloss and an AUC above 1 (and early stopping
-    followed them), a class code >= num_class would index past the outputs. One class is
-    enough in a validation set: training's "two classes at least" rule does not apply."""
-    if obj.task == "binary":
-        bad = (y < 0) | (y > 1)
-        wanted = "labels in [0, 1]"
-    elif obj.task == "multiclass":
-        bad = (y != np.floor(y)) | (y < 0) | (y >= obj.n_outputs)
-        wanted = f"integer labels in [0, num_class={obj.n_outputs})"
-    else:
-        return
-    if bad.any():
-        i = int(np.flatnonzero(bad)[0])
-        raise ValueError(f"valid set {name!r}: {obj.name} needs {wanted}, found {float(y[i]):g} "
-                         f"at row {i}; encode the validation labels as the training labels "
-                         "(GBDTClassifier does it)")
+    """A validation set's labels must lie where the objective's metrics can read them (early
+    stopping follows those metrics)."""
+    problem = metric_label_problem(obj.name, obj.n_outputs, y)
+    if problem is not None:
+        raise ValueError(f"valid set {name!r}: {problem}; encode the validation labels as the "
+                         "training labels (GBDTClassifier does it)")
 
 
 def _classes_from_labels(y, objective):

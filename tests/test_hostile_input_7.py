@@ -1,0 +1,142 @@
+"""The command line, file reading and Dask, tried as a new user would (session 17): each test
+names what hardwood did before."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from hardwood.cli import main
+from hardwood.data.readers import read_table
+
+
+def _binary_files(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=300) > 0).astype(int)
+    cols = {"a": X[:, 0], "b": X[:, 1], "c": X[:, 2]}
+    train = str(tmp_path / "train.csv")
+    signed = str(tmp_path / "signed.csv")
+    pd.DataFrame({**cols, "y": y}).to_csv(train, index=False)
+    pd.DataFrame({**cols, "y": 2 * y - 1}).to_csv(signed, index=False)
+    return train, signed
+
+
+def test_predict_does_not_score_labels_outside_the_objectives_range(tmp_path, capsys):
+    """``hardwood predict --label`` of a binary:logistic model against -1/+1 labels printed
+    logloss -1.17 (and an AUC over labels it cannot read); ``report`` tabled the same."""
+    train, signed = _binary_files(tmp_path)
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", train, "--label", "y", "-p", "objective=binary:logistic",
+                 "--rounds", "5", "-q", "--out", model]) == 0
+    capsys.readouterr()
+    assert main(["predict", "-m", model, "--data", signed, "--label", "y", "--out",
+                 str(tmp_path / "p.csv")]) == 0
+    out = capsys.readouterr().out
+    assert "logloss" not in out and "auc" not in out
+    assert "not scored: binary:logistic needs labels in [0, 1], found -1" in out
+    assert main(["predict", "-m", model, "--data", train, "--label", "y", "--out",
+                 str(tmp_path / "q.csv")]) == 0
+    assert "logloss 0." in capsys.readouterr().out  # labels in range: scored
+    html = str(tmp_path / "r.html")
+    assert main(["report", "-m", model, "--data", signed, "--label", "y", "--out", html]) == 0
+    text = open(html).read()
+    assert "needs labels in [0, 1], found -1" in text and ">logloss<" not in text
+
+
+def test_score_model_refuses_class_codes_past_the_models_classes():
+    import hardwood
+    from hardwood.metrics import score_model
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(200, 2))
+    y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(float)
+    model = hardwood.train({"objective": "multi:softprob", "num_class": 3},
+                           hardwood.Dataset(X, y), num_boost_round=2)
+    scores, problem = score_model(model, y, model.predict(X))
+    assert problem is None and [m for m, _ in scores] == ["mlogloss", "merror"]
+    scores, problem = score_model(model, y + 1, model.predict(X))
+    assert scores == [] and "integer labels in [0, num_class=3), found 3" in problem
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_duplicate_column_names_are_refused(tmp_path, fmt):
+    """pandas renames a CSV header's second ``y`` to ``y.1``, which was trained as a feature
+    without a word; from_files on a Parquet file with a repeated name raised a bare KeyError."""
+    import hardwood
+
+    path = str(tmp_path / f"dup.{fmt}")
+    if fmt == "csv":
+        with open(path, "w") as fh:
+            fh.write("y,a,y,b\n" + "".join(f"{i % 2},{i},{i % 3},{i * 2}\n" for i in range(20)))
+        with pytest.raises(ValueError, match=r"duplicate column names: \['y'\]"):
+            read_table(path, label="y")
+    else:
+        pa = pytest.importorskip("pyarrow")
+        pq = pytest.importorskip("pyarrow.parquet")
+        v = np.arange(20.0)
+        pq.write_table(pa.Table.from_arrays([pa.array(v), pa.array(v * 2), pa.array(v % 2)],
+                                            names=["a", "a", "y"]), path)
+    with pytest.raises(ValueError, match="duplicate column names"):
+        hardwood.Dataset.from_files(path, label="y", cache_dir=str(tmp_path / "cache"))
+
+
+def test_a_header_with_an_empty_name_is_still_read(tmp_path):
+    path = str(tmp_path / "t.csv")
+    with open(path, "w") as fh:
+        fh.write("y,a,b,\n" + "".join(f"{i % 2},{i},{i % 3},\n" for i in range(10)))
+    X, y, names = read_table(path, label="y")
+    assert names[:2] == ["a", "b"] and y.shape == (10,)
+
+
+@pytest.fixture(scope="module")
+def client():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=False,
+                                       dashboard_address=":0")
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_dask_binary_classifier_predict_proba_on_a_dataframe(client):
+    """A binary DaskGBDTClassifier trained on a dask DataFrame could not predict_proba it:
+    ``da.stack`` refused the unknown row counts of a DataFrame's prediction."""
+    dd = pytest.importorskip("dask.dataframe")
+    from hardwood import dask as hd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = pd.Series((X["a"] > 0).astype(int))
+    dX, dy = dd.from_pandas(X, npartitions=2), dd.from_pandas(y, npartitions=2)
+    est = hd.DaskGBDTClassifier(n_estimators=4, max_depth=2)
+    est.client = client
+    est.fit(dX, dy)
+    proba = est.predict_proba(dX).compute()
+    assert proba.shape == (300, 2)
+    np.testing.assert_allclose(proba[:, 0] + proba[:, 1], 1.0)
+    np.testing.assert_allclose(proba[:, 1], est.model_.predict(X), rtol=1e-12)
+    np.testing.assert_array_equal(est.predict(dX).compute(), (proba[:, 1] > 0.5).astype(int))
+
+
+@pytest.mark.parametrize("name, mode", [("DaskGBDTRegressor", None),
+                                        ("DaskRandomForestRegressor", "tree"),
+                                        ("DaskRandomForestRegressor", "histogram")])
+def test_dask_estimators_keep_the_column_names(client, name, mode):
+    """The Dask forests' tree-parallel mode fitted each share on a bare matrix: the forest was
+    named f0..f2, so a DataFrame with its columns in another order was read by position (a
+    warning, and wrong predictions). No Dask estimator set ``feature_names_in_``."""
+    dd = pytest.importorskip("dask.dataframe")
+    from hardwood import dask as hd
+
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    y = pd.Series(X["a"] * 2 + X["b"])
+    dX, dy = dd.from_pandas(X, npartitions=2), dd.from_pandas(y, npartitions=2)
+    est = getattr(hd, name)(n_estimators=4, max_depth=3)
+    est.client = client
+    if mode is not None:
+        est.mode = mode
+    est.fit(dX, dy)
+    assert list(est.feature_names_in_) == ["a", "b", "c"] and est.n_features_in_ == 3
+    with pytest.raises(ValueError, match="different order"):
+        est.predict(dd.from_pandas(X[["c", "a", "b"]], npartitions=2)).compute()

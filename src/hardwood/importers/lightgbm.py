@@ -26,6 +26,11 @@ gives the plain *sum* of the trees, ``n_iter`` times hardwood's raw margin.) A p
 the chosen iterations with the weight ``1 / n_iter``, a fraction of their mean, where
 LightGBM's ``num_iteration=k`` divides by ``k``. To get LightGBM's prediction for the first
 ``k`` iterations, import ``booster.model_to_string(num_iteration=k)``.
+
+``predict(X, output="leaf")`` gives hardwood's node ids (XGBoost's ``pred_leaf`` convention),
+not LightGBM's leaf indices: LightGBM's leaf ``l`` of a tree of ``m`` internal nodes is node
+``m + l``, except in trees where a missing-type-Zero split was made two nodes. Both number
+each tree's leaves one to one, which is what leaf embeddings need.
 """
 from __future__ import annotations
 

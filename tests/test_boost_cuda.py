@@ -10,6 +10,7 @@ import sys
 
 import numpy as np
 import pytest
+from cuda_simulator import PRELUDE
 
 import hardwood
 
@@ -121,7 +122,7 @@ def _run(script, env_extra, timeout=600):
 
 
 def test_cuda_boosting_equals_cpu_under_the_simulator():
-    p = _run(_SIM_SCRIPT, {"NUMBA_ENABLE_CUDASIM": "1"})
+    p = _run(PRELUDE + _SIM_SCRIPT, {"NUMBA_ENABLE_CUDASIM": "1"})
     assert p.returncode == 0, p.stdout[-2000:] + p.stderr[-4000:]
     assert "bitwise run after run" in p.stdout and "estimator ok" in p.stdout
 

@@ -8,6 +8,7 @@ import sys
 
 import numpy as np
 import pytest
+from cuda_simulator import PRELUDE
 
 numba_cuda = pytest.importorskip("numba.cuda", reason="numba-cuda is not installed")
 
@@ -67,7 +68,7 @@ print("SIM-OK")
 
 def test_cuda_forest_matches_cpu_under_simulator():
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    r = subprocess.run([sys.executable, "-c", _SIM_SCRIPT], env=env, capture_output=True,
+    r = subprocess.run([sys.executable, "-c", PRELUDE + _SIM_SCRIPT], env=env, capture_output=True,
                        text=True, timeout=900)
     assert "SIM-OK" in r.stdout, r.stdout + r.stderr
 

@@ -10,6 +10,7 @@ import tracemalloc
 import numpy as np
 import pandas as pd
 import pytest
+from cuda_simulator import PRELUDE
 
 import hardwood
 from hardwood.model.model import Model
@@ -542,7 +543,7 @@ def test_cuda_runtime_under_simulator():
     except Exception:  # pragma: no cover
         pytest.skip("numba-cuda is not installed")
     env = dict(os.environ, NUMBA_ENABLE_CUDASIM="1")
-    r = subprocess.run([sys.executable, "-c", _CUDA_SCRIPT], env=env, capture_output=True,
+    r = subprocess.run([sys.executable, "-c", PRELUDE + _CUDA_SCRIPT], env=env, capture_output=True,
                        text=True, timeout=300)
     assert "CUDA-OK" in r.stdout, r.stdout + r.stderr
 

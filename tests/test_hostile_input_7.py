@@ -140,3 +140,55 @@ def test_dask_estimators_keep_the_column_names(client, name, mode):
     assert list(est.feature_names_in_) == ["a", "b", "c"] and est.n_features_in_ == 3
     with pytest.raises(ValueError, match="different order"):
         est.predict(dd.from_pandas(X[["c", "a", "b"]], npartitions=2)).compute()
+
+
+def _queries(seed=0, n_queries=40):
+    rng = np.random.default_rng(seed)
+    sizes = rng.integers(3, 30, size=n_queries)
+    n = int(sizes.sum())
+    X = rng.normal(size=(n, 4))
+    y = np.clip((X[:, 0] + rng.normal(size=n)).round() + 1, 0, 4)
+    return X, y, sizes, np.concatenate([[0], np.cumsum(sizes)]), rng
+
+
+def test_weighted_ranking_metrics_match_lightgbm_and_xgboost():
+    """Ranking metrics ignored a validation set's weights, where LightGBM weights each query
+    by the mean of its rows' weights and XGBoost by its per-query weight."""
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    from hardwood.metrics import get_metric
+
+    X, y, sizes, ptr, rng = _queries()
+    w = rng.uniform(0.2, 3, size=y.size)
+    res = {}
+    tr = lgb.Dataset(X, y, group=sizes)
+    b = lgb.train({"objective": "lambdarank", "metric": "ndcg", "eval_at": [10],
+                   "num_threads": 1, "verbose": -1}, tr, 1,
+                  valid_sets=[lgb.Dataset(X, y, group=sizes, weight=w, reference=tr)],
+                  callbacks=[lgb.record_evaluation(res)])
+    ours = get_metric("ndcg@10")(y, b.predict(X), w, group=ptr)
+    assert ours == pytest.approx(res["valid_0"]["ndcg@10"][-1], rel=1e-8)
+    assert ours != pytest.approx(get_metric("ndcg@10")(y, b.predict(X), None, group=ptr),
+                                 rel=1e-6)  # the weights count
+
+    per_query = rng.uniform(0.2, 3, size=sizes.size)
+    dm = xgb.DMatrix(X, y, group=sizes)
+    dm.set_weight(per_query)
+    bx = xgb.train({"objective": "rank:ndcg", "eval_metric": "ndcg@10", "nthread": 1}, dm, 2)
+    theirs = float(bx.eval(dm).split(":")[-1])
+    ours = get_metric("ndcg@10")(y, bx.predict(dm), np.repeat(per_query, sizes), group=ptr)
+    assert ours == pytest.approx(theirs, rel=1e-8)
+
+
+def test_training_scores_a_weighted_ranking_validation_set_with_its_weights():
+    import hardwood
+
+    X, y, sizes, ptr, rng = _queries(1)
+    w = rng.uniform(0.2, 3, size=y.size)
+    train = hardwood.Dataset(X, y, group=sizes)
+    valid = hardwood.Dataset(X, y, group=sizes, weight=w, reference=train)
+    model = hardwood.train({"objective": "rank:ndcg", "eval_metric": "ndcg@5", "max_depth": 3},
+                           train, num_boost_round=3, valid_sets=[valid], valid_names=["v"])
+    from hardwood.metrics import get_metric
+    expected = get_metric("ndcg@5")(y, model.predict(X), w, group=ptr)
+    assert model.evals_result["v"]["ndcg@5"][-1] == pytest.approx(expected, rel=1e-12)

@@ -77,7 +77,7 @@ def get_metric(name):
             if group is None:
                 raise ValueError(f"eval_metric {name!r} needs query groups: build the Dataset "
                                  "with group= or qid=")
-            return ranking_metric(name, y, p, group, gain)
+            return ranking_metric(name, y, p, group, gain, w)
         return metric
     if name not in METRICS:
         raise ValueError(f"unknown eval_metric {name!r}; expected one of {sorted(METRICS)} "

@@ -263,8 +263,11 @@ def parse_ranking_metric(name):
     return base, 0
 
 
-def ranking_metric(name, y, p, ptr, gain=None):
-    """The mean over queries of metric ``name`` (see the module docstring)."""
+def ranking_metric(name, y, p, ptr, gain=None, w=None):
+    """The mean over queries of metric ``name`` (see the module docstring). Row weights
+    ``w`` weight each query by the mean of its rows' weights, as LightGBM does; with one
+    weight per query repeated over its rows, that is XGBoost's per-query weight. Both peers
+    score weighted validation sets this way."""
     base, k = parse_ranking_metric(name)
     y = np.ascontiguousarray(y, dtype=np.float64)
     if gain is None:
@@ -272,4 +275,15 @@ def ranking_metric(name, y, p, ptr, gain=None):
     per = _per_query(y, np.ascontiguousarray(p, dtype=np.float64).reshape(-1),
                      np.asarray(ptr, dtype=np.int64), np.asarray(gain, dtype=np.float64), k,
                      {"ndcg": 0, "map": 1, "pre": 2}[base])
-    return float(per.mean()) if per.size else float("nan")
+    if not per.size:
+        return float("nan")
+    if w is None:
+        return float(per.mean())
+    ptr = np.asarray(ptr, dtype=np.int64)
+    sizes = np.diff(ptr)
+    sums = np.zeros(per.size)
+    rows = sizes > 0  # (reduceat of an empty query would read the next one's first row)
+    sums[rows] = np.add.reduceat(np.asarray(w, dtype=np.float64), ptr[:-1][rows])
+    qw = np.divide(sums, sizes, out=np.zeros(per.size), where=rows)
+    total = qw.sum()
+    return float(per @ qw / total) if total > 0 else float("nan")

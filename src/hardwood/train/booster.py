@@ -306,7 +306,7 @@ class Booster:
             margin = (self.pred if v is self.train_set else vp).T
             pred = self.obj.transform(margin)
             vw = v.weight if v.weight is not None else np.ones(v.n_rows)
-            out[name] = {m: (M.get_metric(m)(v.label, pred, vw, group=v.group,
+            out[name] = {m: (M.get_metric(m)(v.label, pred, v.weight, group=v.group,
                                              gain=getattr(self.obj, "gain", None))
                              if M.is_ranking(m) else M.get_metric(m)(v.label, pred, vw))
                          for m in self.metric_names}

@@ -42,7 +42,7 @@ CLASS_CASES = [
     dict(criterion=K.ENTROPY, mtry=2, min_samples_leaf=3),
     dict(criterion=K.GINI, mtry=9, max_depth=4, min_samples_split=10),
     dict(criterion=K.GINI, mtry=3, min_impurity_decrease=0.002),
-    dict(criterion=K.ENTROPY, mtry=3, min_weight_leaf=4.0),
+    dict(criterion=K.ENTROPY, mtry=3, min_weight_fraction_leaf=0.008),  # 4 of 500
     dict(criterion=K.GINI, mtry=3, max_leaf_nodes=17),
 ]
 

@@ -1,5 +1,7 @@
 """The command line, file reading and Dask, tried as a new user would (session 17): each test
 names what hardwood did before."""
+import warnings
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -192,3 +194,121 @@ def test_training_scores_a_weighted_ranking_validation_set_with_its_weights():
     from hardwood.metrics import get_metric
     expected = get_metric("ndcg@5")(y, model.predict(X), w, group=ptr)
     assert model.evals_result["v"]["ndcg@5"][-1] == pytest.approx(expected, rel=1e-12)
+
+
+# -- forests and boosting parameters against scikit-learn, XGBoost and LightGBM (probe 7) --
+def _forest_data(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 6))
+    y = X[:, 0] + np.sin(2 * X[:, 1]) + rng.normal(0, 0.3, n)
+    return X, y
+
+
+def _leaves(forest):
+    return [int((np.asarray(t.feature) < 0).sum()) for t in forest.forest_.trees]
+
+
+def test_forest_min_weight_fraction_leaf_is_of_each_trees_weight():
+    """The bound was fraction x the sum of the user's weights: a constant weight of 100 (under
+    bootstrap, scikit-learn's trees weigh their draw counts) left every tree a single leaf,
+    R^2 0; class weights were left out without bootstrap."""
+    from sklearn.ensemble import RandomForestClassifier as SKC
+
+    from hardwood import RandomForestClassifier, RandomForestRegressor
+
+    X, y = _forest_data()
+    kw = dict(n_estimators=8, random_state=0, min_weight_fraction_leaf=0.01)
+    plain = _leaves(RandomForestRegressor(**kw).fit(X, y))
+    for scale in (100.0, 0.01):
+        scaled = _leaves(RandomForestRegressor(**kw).fit(X, y, sample_weight=np.full(2000, scale)))
+        assert scaled == plain, scale
+    # without bootstrap, on exact bins, the trees are scikit-learn's: class weights count in
+    # the tree's weight
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 40, size=(2000, 4)).astype(float)
+    yc = (X[:, 0] + rng.normal(0, 8, 2000) > 20).astype(int)
+    kw = dict(n_estimators=3, bootstrap=False, max_features=None, random_state=0,
+              min_weight_fraction_leaf=0.05, class_weight={0: 10.0, 1: 10.0})
+    ours = _leaves(RandomForestClassifier(**kw).fit(X, yc))
+    assert ours == [t.get_n_leaves() for t in SKC(**kw).fit(X, yc).estimators_]
+    # (the splits may differ where two features tie; equal class weights change nothing)
+    assert ours == _leaves(RandomForestClassifier(**{**kw, "class_weight": None}).fit(X, yc))
+
+
+def test_forest_balanced_class_weight_counts_classes_by_sample_weight():
+    """'balanced' counted rows, where scikit-learn counts the classes' sample weights: with the
+    positives weighing 10x, hardwood's class weights were [0.80, 1.33] for scikit-learn's
+    [3.53, 0.58] (P(y=1) 0.956 where scikit-learn's stump gives 0.801)."""
+    from sklearn.ensemble import RandomForestClassifier as SKC
+
+    from hardwood import RandomForestClassifier
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 40, size=(2000, 4)).astype(float)
+    y = (X[:, 0] + rng.normal(0, 8, 2000) > 25).astype(int)
+    sw = np.where(y == 1, 10.0, 1.0)
+    for cw in ("balanced", "balanced_subsample"):
+        kw = dict(n_estimators=1, bootstrap=False, max_features=None, max_depth=2,
+                  random_state=0, class_weight=cw)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # balanced_subsample without bootstrap
+            ours = RandomForestClassifier(**kw).fit(X, y, sample_weight=sw)
+        theirs = SKC(**kw).fit(X, y, sample_weight=sw)
+        np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), atol=1e-12)
+
+
+def test_forest_probabilities_stay_within_0_and_1():
+    """The leaves hold fraction / n_estimators, and their sum reached 1.0000000000000013:
+    scikit-learn's log_loss refused the probabilities."""
+    from sklearn.metrics import log_loss
+
+    from hardwood import RandomForestClassifier
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(3000, 10))
+    y = np.digitize(X[:, 0] + rng.normal(0, 0.7, 3000), [-1, 0.7])
+    p = RandomForestClassifier(n_estimators=60, random_state=0).fit(X[:2000], y[:2000]) \
+        .predict_proba(X[2000:])
+    assert p.max() <= 1.0 and p.min() >= 0.0
+    np.testing.assert_allclose(p.sum(axis=1), 1.0, atol=1e-12)
+    assert np.isfinite(log_loss(y[2000:], p))
+
+
+def test_lightgbm_num_leaves_grows_leaf_wise_as_lightgbm():
+    """``num_leaves`` (LightGBM's name) trained depthwise trees of depth 6, 0.45 off
+    LightGBM's predictions; it now brings leaf-wise growth, unless grow_policy is given."""
+    lgb = pytest.importorskip("lightgbm")
+    import hardwood
+
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 60, size=(3000, 6)).astype(np.float64)
+    y = ((X[:, 0] - 30) / 10 + np.sin(X[:, 1] / 8) - ((X[:, 2] - 30) / 20) ** 2
+         + rng.normal(0, 0.5, 3000))
+    params = dict(objective="regression", num_leaves=15, learning_rate=0.2,
+                  min_sum_hessian_in_leaf=1.0, lambda_l2=1.0)
+    peer = lgb.train({**params, "verbose": -1, "num_threads": 1, "min_data_in_leaf": 1,
+                      "min_data_in_bin": 1}, lgb.Dataset(X, y), 10)
+    ours = hardwood.train(params, hardwood.Dataset(X, y), 10)
+    assert ours.params["grow_policy"] == "lossguide"
+    np.testing.assert_allclose(ours.predict(X), peer.predict(X), atol=1e-6)
+    depthwise = hardwood.train({**params, "grow_policy": "depthwise"}, hardwood.Dataset(X, y), 1)
+    assert depthwise.params["grow_policy"] == "depthwise"
+
+
+def test_estimator_importance_type():
+    """feature_importances_ was always the normalised total gain; XGBoost's estimators default
+    to the mean gain ('gain') and LightGBM's to split counts: importance_type picks."""
+    import hardwood
+
+    X, y = _forest_data(600)
+    est = hardwood.GBDTRegressor(n_estimators=5, max_depth=3).fit(X, y)
+    for kind in ("total_gain", "gain", "weight", "cover", "total_cover"):
+        est.set_params(importance_type=kind)
+        raw = np.asarray(est.model_.feature_importances(kind), dtype=float)
+        np.testing.assert_allclose(est.feature_importances_, raw / raw.sum())
+    est.set_params(importance_type="split")
+    raw = np.asarray(est.model_.feature_importances("weight"), dtype=float)
+    np.testing.assert_allclose(est.feature_importances_, raw / raw.sum())
+    est.set_params(importance_type="bogus")
+    with pytest.raises(ValueError, match="importance_type must be one of"):
+        est.feature_importances_

@@ -499,8 +499,6 @@ class DaskGBDTRegressor(GBDTRegressor):
         self.best_iteration_ = (model.best_iteration
                                 if self.early_stopping_rounds is not None else None)
         _set_features(self, X)
-        gain = np.asarray(model.feature_importances("total_gain"), dtype=np.float64)
-        self.feature_importances_ = gain / gain.sum() if gain.sum() > 0 else gain * 0
         return self
 
     def predict(self, X):
@@ -655,7 +653,7 @@ def _forest_fit_histogram(self, client, X, aligned, tag):
         y_host, w_host = ds.label, ds.weight
         if self._classify:
             y_enc = y_host.astype(np.int64)
-            row_cw, subsample = self.row_class_weights(y_enc)
+            row_cw, subsample = self.row_class_weights(y_enc, w_host)
             n_out = self.n_classes_
         else:
             y_enc, row_cw, subsample, n_out = None, None, False, 1
@@ -663,8 +661,7 @@ def _forest_fit_histogram(self, client, X, aligned, tag):
         rs = self.random_state
         self._seed = (int(rs) if isinstance(rs, (int, np.integer)) else
                       int(np.random.RandomState(rs).randint(np.iinfo(np.int32).max)))
-        wsum = float(n if w_host is None else w_host.sum())
-        tp = self._tree_params(n, mtry, wsum)
+        tp = self._tree_params(n, mtry)
         bm = ds.bin_mapper
         meta = GrowData(np.zeros((d, 0), np.uint8), np.zeros((0, d), np.uint8),
                         np.ascontiguousarray(bm.missing_bin, dtype=np.int64), bm.edges_flat,
@@ -721,7 +718,8 @@ class DaskRandomForestClassifier(RandomForestClassifier):
 
     def predict_proba(self, X):
         p = _as_array(predict(self.client, self.model_, X))
-        return p.reshape((p.shape[0], self.n_classes_)) if p.ndim == 1 else p
+        p = p.reshape((p.shape[0], self.n_classes_)) if p.ndim == 1 else p
+        return p.clip(0.0, 1.0)  # (as RandomForestClassifier.predict_proba)
 
     def predict(self, X):
         classes = self.classes_

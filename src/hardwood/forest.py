@@ -162,7 +162,7 @@ class _ForestBase(BaseEstimator):
         check_device(self.device)
         return mtry
 
-    def _tree_params(self, n_rows, mtry, total_weight):
+    def _tree_params(self, n_rows, mtry):
         mss = self.min_samples_split
         mss = mss if _is_int(mss) else max(2, int(math.ceil(mss * n_rows)))
         msl = self.min_samples_leaf
@@ -171,7 +171,7 @@ class _ForestBase(BaseEstimator):
             criterion=K.CRITERIA[self.criterion], mtry=int(mtry),
             max_depth=2**31 - 1 if self.max_depth is None else int(self.max_depth),
             min_samples_split=int(mss), min_samples_leaf=int(msl),
-            min_weight_leaf=float(self.min_weight_fraction_leaf) * float(total_weight),
+            min_weight_fraction_leaf=float(self.min_weight_fraction_leaf),
             min_impurity_decrease=float(self.min_impurity_decrease),
             max_leaf_nodes=0 if self.max_leaf_nodes is None else int(self.max_leaf_nodes))
 
@@ -254,8 +254,7 @@ class _ForestBase(BaseEstimator):
             ds = Dataset(X, weight=sample_weight, max_bin=int(self.max_bin),
                          group_categories=False)
         data = GrowData.from_dataset(ds, y_fit, is_reg, n_outputs)
-        wsum = float(n if sample_weight is None else sample_weight.sum())
-        tp = self._tree_params(n, mtry, wsum)
+        tp = self._tree_params(n, mtry)
         oob = None
         if self.oob_score:
             oob = (np.zeros((n, n_outputs if not is_reg else 1)), np.zeros(n, dtype=np.int64))
@@ -357,9 +356,11 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
         self.max_bin = max_bin
         self.device = device
 
-    def row_class_weights(self, y_enc):
+    def row_class_weights(self, y_enc, sample_weight=None):
         """(each row's class weight or None, whether 'balanced_subsample') of the encoded
-        labels ``y_enc`` under ``class_weight``."""
+        labels ``y_enc`` under ``class_weight``. 'balanced' counts the classes by
+        ``sample_weight`` (checked), as scikit-learn does: counting rows gave a class
+        weighted 10x the weights of the other."""
         Kc = self.n_classes_
         cw = self.class_weight
         row_cw = None
@@ -367,16 +368,18 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
         if cw is None:
             pass
         elif isinstance(cw, str):
+            if cw == "balanced_subsample" and not self.bootstrap:
+                warnings.warn("class_weight='balanced_subsample' without bootstrap is the "
+                              "same as class_weight='balanced'", UserWarning)
+                cw = "balanced"
             if cw == "balanced":
-                counts = np.bincount(y_enc, minlength=Kc).astype(np.float64)
-                per = np.where(counts > 0, y_enc.shape[0] / (np.count_nonzero(counts) *
-                                                             np.maximum(counts, 1)), 0.0)
+                present = np.count_nonzero(np.bincount(y_enc, minlength=Kc))
+                counts = np.bincount(y_enc, weights=sample_weight, minlength=Kc)
+                total = counts.sum()
+                per = np.divide(total, present * counts, out=np.zeros(Kc), where=counts > 0)
                 row_cw = per[y_enc]
             elif cw == "balanced_subsample":
                 subsample = True
-                if not self.bootstrap:
-                    warnings.warn("class_weight='balanced_subsample' without bootstrap is the "
-                                  "same as class_weight='balanced'", UserWarning)
             else:
                 raise ValueError("class_weight must be None, 'balanced', 'balanced_subsample' "
                                  f"or a dict {{label: weight}}, got {cw!r}")
@@ -415,7 +418,10 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
                                  "the first fit")
             y_enc = np.searchsorted(self.classes_, y)
         Kc = self.n_classes_
-        row_cw, subsample = self.row_class_weights(y_enc)
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+        row_cw, subsample = self.row_class_weights(y_enc, sample_weight)
         self._fit_forest(X, y_enc, sample_weight, row_cw, subsample, y_enc.astype(np.int64),
                          Kc, False)
         oob = self.__dict__.pop("_oob", None)
@@ -435,7 +441,9 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
         """Mean of the trees' class fractions: (n_samples, n_classes), ``classes_`` order."""
         X = self._validate_X(X)
         proba = self._predict_model(X, "value")
-        return proba.reshape(proba.shape[0], self.n_classes_)
+        # the leaves hold fraction / n_estimators: their sum can pass 1 by a rounding
+        # (1.0000000000000013), which scikit-learn's log_loss refuses
+        return np.clip(proba.reshape(proba.shape[0], self.n_classes_), 0.0, 1.0)
 
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):

@@ -39,6 +39,7 @@ from sklearn.utils.validation import (
 )
 
 from .data.dataset import Dataset
+from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, objective_class
 from .train.engine import train
 
@@ -74,7 +75,7 @@ class _GBDTBase(BaseEstimator):
                  colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
-                 top_rate=None, other_rate=None, device="cpu"):
+                 top_rate=None, other_rate=None, device="cpu", importance_type="total_gain"):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -101,6 +102,7 @@ class _GBDTBase(BaseEstimator):
         self.top_rate = top_rate
         self.other_rate = other_rate
         self.device = device
+        self.importance_type = importance_type
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -269,10 +271,22 @@ class _GBDTBase(BaseEstimator):
         self.evals_result_ = model.evals_result
         self.best_iteration_ = (model.best_iteration
                                 if self.early_stopping_rounds is not None else None)
-        gain = np.asarray(model.feature_importances("total_gain"), dtype=np.float64)
-        total = gain.sum()
-        self.feature_importances_ = gain / total if total > 0 else np.zeros_like(gain)
         return self
+
+    @property
+    def feature_importances_(self):
+        """The features' importances of kind ``importance_type``, summing to 1 (all 0 for a
+        model without a split): 'total_gain' (the default, scikit-learn's gradient boosting's
+        measure), 'gain' (the mean gain of a feature's splits: XGBoost's default), 'weight'
+        (the number of splits: LightGBM's default 'split'), 'cover', 'total_cover'."""
+        check_is_fitted(self, "model_")
+        kind = {"split": "weight"}.get(self.importance_type, self.importance_type)
+        if kind not in IMPORTANCE_KINDS:
+            raise ValueError(f"importance_type must be one of {list(IMPORTANCE_KINDS)} (or "
+                             f"LightGBM's 'split'), got {self.importance_type!r}")
+        imp = np.asarray(self.model_.feature_importances(kind), dtype=np.float64)
+        total = imp.sum()
+        return imp / total if total > 0 else np.zeros_like(imp)
 
     # -- shared outputs ---------------------------------------------------------------
     def apply(self, X):
@@ -447,8 +461,9 @@ class GBDTRanker(_GBDTBase):
                  colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
-                 top_rate=None, other_rate=None, device="cpu", lambdarank_truncation_level=30,
-                 lambdarank_norm=True, label_gain=None, sigmoid=1.0):
+                 top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
+                 lambdarank_truncation_level=30, lambdarank_norm=True, label_gain=None,
+                 sigmoid=1.0):
         # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
@@ -460,7 +475,8 @@ class GBDTRanker(_GBDTBase):
             early_stopping_rounds=early_stopping_rounds, base_score=base_score,
             categorical_features=categorical_features, n_jobs=n_jobs,
             random_state=random_state, verbose=verbose, sampling_method=sampling_method,
-            top_rate=top_rate, other_rate=other_rate, device=device)
+            top_rate=top_rate, other_rate=other_rate, device=device,
+            importance_type=importance_type)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.label_gain = label_gain

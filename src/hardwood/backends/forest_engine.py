@@ -38,13 +38,13 @@ class CPUEngine:
         leaf."""
         d, p = self.data, self.p
         n = b1 - b0
-        if is_leaf(T, n, depth, d.C, p):
+        if is_leaf(T, n, depth, d.C, p, self.w_root):
             return None
         search = SplitSearch(key, d.bins_col.shape[0], p.mtry)
         feats = search.next_features()
         while feats is not None:
             stat, cnt = self.hist(b0, b1, feats)
-            search.scan(stat, cnt, feats, d.nv, T, n, d.C, p)
+            search.scan(stat, cnt, feats, d.nv, T, n, d.C, p, self.w_root)
             feats = search.next_features()
         return search.result(T, d.C, p, self.w_root)
 
@@ -74,7 +74,7 @@ class CPUEngine:
         packed, (bins, w, yk, yv, *scratch) = self.records
         kern(bins, self.rows, self.tmp, w, yk, yv, d.is_reg, d.C, d.nv,
              d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
-             p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf, p.criterion,
+             p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf(self.w_root), p.criterion,
              p.min_impurity_decrease, self.w_root, n_chunks(s), *out, packed, *scratch)
 
     def _records(self):
@@ -88,12 +88,13 @@ class CPUEngine:
                        np.zeros(0), np.zeros(0, np.int64), np.zeros(0))
 
 
-def is_leaf(T, n, depth, C, p):
-    """Whether a node of ``n`` rows and statistics ``T`` at ``depth`` stays a leaf before any
-    split is searched (depth, sizes, weight, purity)."""
+def is_leaf(T, n, depth, C, p, w_root):
+    """Whether a node of ``n`` rows and statistics ``T`` at ``depth``, in a tree whose root
+    weighs ``w_root``, stays a leaf before any split is searched (depth, sizes, weight,
+    purity)."""
     return K.node_is_leaf(n, K.side_weight(T, C, p.criterion), K.impurity(T, C, p.criterion),
                           depth, p.max_depth, p.min_samples_split, p.min_samples_leaf,
-                          p.min_weight_leaf)
+                          p.min_weight_leaf(w_root))
 
 
 class SplitSearch:
@@ -116,11 +117,12 @@ class SplitSearch:
         want = min(mtry - drawn if drawn < mtry else 4, self.n_feat - drawn)
         return K.perm_prefix(self.key, self.n_feat, drawn + want)[drawn:]
 
-    def scan(self, stat, cnt, feats, nv, T, n, C, p):
+    def scan(self, stat, cnt, feats, nv, T, n, C, p, w_root):
         """Scan a batch's histograms (stat (len(feats), bins, C), cnt (len(feats), bins))."""
         (self.best, self.bf, self.bbin, self.bnext, self.bdl, self.drawn,
          self.nonconst) = K.df_scan(stat, cnt, feats, nv, T, n, C, p.criterion,
-                                    p.min_samples_leaf, p.min_weight_leaf, p.mtry, self.drawn,
+                                    p.min_samples_leaf, p.min_weight_leaf(w_root), p.mtry,
+                                    self.drawn,
                                     self.nonconst, self.best, self.bf, self.bbin, self.bnext,
                                     self.bdl)
 

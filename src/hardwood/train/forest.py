@@ -62,13 +62,9 @@ class SamplingPlan:
                 cw[present] = self.n_boot / (present.sum() * bc[present])
                 w *= cw[self.y_class]
         else:
+            # ('balanced_subsample' without bootstrap is 'balanced': the estimators' row
+            # class weights, in row_weight)
             w = (np.ones(n) if self.row_weight is None else self.row_weight.astype(np.float64))
-            if self.balanced_subsample:  # scikit-learn: like 'balanced' without bootstrap
-                bc = np.bincount(self.y_class, minlength=self.n_classes).astype(np.float64)
-                present = bc > 0
-                cw = np.zeros(self.n_classes)
-                cw[present] = n / (present.sum() * bc[present])
-                w = w * cw[self.y_class]
         rows = np.flatnonzero(w > 0).astype(np.int32)
         return rows, w, counts
 

@@ -121,8 +121,6 @@ class DaskForestGrower:
             splits, drop, small, frontier = [], [], [], []
             for (s, i), (T, n, search, counts) in found.items():
                 b = trees[s][0]
-                if i == 0:
-                    trees[s][1] = float(K.side_weight(T, C, tp.criterion))
                 res = None if search is None else search.result(T, C, tp, trees[s][1])
                 if res is None:
                     drop.append((s, i))
@@ -175,16 +173,18 @@ class DaskForestGrower:
                 at += nf * maxbins * C
                 cnt = flat[at:at + nf * maxbins].reshape(nf, maxbins).astype(np.int64)
                 at += nf * maxbins
+                if i == 0:  # the tree's weight, which min_weight_fraction_leaf is of
+                    trees[s][1] = float(K.side_weight(T, C, tp.criterion))
                 if first:
                     b = trees[s][0]
                     b.tot[i] = T
                     b.begin[i], b.end[i] = 0, n
-                    if nf == 0 or is_leaf(T, n, int(b.depth[i]), C, tp):
+                    if nf == 0 or is_leaf(T, n, int(b.depth[i]), C, tp, trees[s][1]):
                         found[(s, i)] = (T, n, None, None)
                         continue
                     found[(s, i)] = (T, n, search, {})
                 T, n, _, counts = found[(s, i)]
-                search.scan(stat, cnt, feats, meta.nv, T, n, C, tp)
+                search.scan(stat, cnt, feats, meta.nv, T, n, C, tp, trees[s][1])
                 for j, f in enumerate(feats):
                     counts[int(f)] = cnt[j]
                 nxt = search.next_features()

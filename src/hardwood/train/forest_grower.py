@@ -42,9 +42,16 @@ class TreeParams:
     max_depth: int = 2**31 - 1
     min_samples_split: int = 2
     min_samples_leaf: int = 1
-    min_weight_leaf: float = 0.0
+    # of the tree's weight (its drawn rows' weights, class weights included: scikit-learn's
+    # rule); a bound of fraction x the sum of the user's weights let a constant weight of 100
+    # leave every tree a single leaf
+    min_weight_fraction_leaf: float = 0.0
     min_impurity_decrease: float = 0.0
     max_leaf_nodes: int = 0  # 0: no limit
+
+    def min_weight_leaf(self, w_root: float) -> float:
+        """The least weight of a leaf, in a tree whose root weighs ``w_root``."""
+        return self.min_weight_fraction_leaf * w_root
 
 
 @dataclass
@@ -473,7 +480,7 @@ def grow_tree_naive(data: GrowData, p: TreeParams, rows: np.ndarray, w: np.ndarr
     T0, _ = _naive_stats(data, rows, w)
     w_root = float(T0[0][0] if crit == K.SQUARED else T0[0].sum())
     n_feat = data.bins_col.shape[0]
-    msl, mwl = p.min_samples_leaf, p.min_weight_leaf
+    msl, mwl = p.min_samples_leaf, p.min_weight_leaf(w_root)
 
     def evaluate(i):
         r = segs[i]

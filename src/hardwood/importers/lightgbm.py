@@ -20,8 +20,9 @@ text) predict the objective's transform of the *mean* of their iterations (per c
 hardwood predicts the transform of a sum of leaves, so every leaf value is scaled by
 ``1 / n_iter`` (``n_iter`` the number of iterations in the file, kept in
 ``params['lightgbm_average_output']``): ``predict(X)`` equals LightGBM's ``predict(X)`` to
-rounding, and hardwood's raw margin is that mean. (LightGBM's ``raw_score=True`` on a forest
-gives the plain *sum* of the trees, ``n_iter`` times hardwood's raw margin.) A partial
+rounding, and hardwood's raw margin is that mean. (LightGBM's ``raw_score=True`` and
+``pred_contrib=True`` on a forest give the plain *sum* of the trees, ``n_iter`` times
+hardwood's ``output="raw"`` and ``output="contrib"``.) A partial
 ``iteration_range`` on such a model is refused, as on hardwood's own forests: it would sum
 the chosen iterations with the weight ``1 / n_iter``, a fraction of their mean, where
 LightGBM's ``num_iteration=k`` divides by ``k``. To get LightGBM's prediction for the first

@@ -443,7 +443,7 @@ class CudaEngine(CPUEngine):
             self.dev.bins_row, self.rows, self.tmp, self.w, self.dev.yk, self.dev.yv,
             d.is_reg, d.C, self.dev.nv, cuda.to_device(begin), cuda.to_device(end),
             cuda.to_device(depth), cuda.to_device(key), p.mtry, p.max_depth,
-            p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf(self.w_root), p.criterion,
-            p.min_impurity_decrease, self.w_root, *scratch, *dev_out)
+            p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf(self.w_root),
+            p.criterion, p.min_impurity_decrease, self.w_root, *scratch, *dev_out)
         for host, dv in zip(out, dev_out):
             dv.copy_to_host(host)

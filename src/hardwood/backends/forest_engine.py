@@ -74,8 +74,9 @@ class CPUEngine:
         packed, (bins, w, yk, yv, *scratch) = self.records
         kern(bins, self.rows, self.tmp, w, yk, yv, d.is_reg, d.C, d.nv,
              d.maxbins, maxn, begin, end, depth, key, p.mtry, p.max_depth,
-             p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf(self.w_root), p.criterion,
-             p.min_impurity_decrease, self.w_root, n_chunks(s), *out, packed, *scratch)
+             p.min_samples_split, p.min_samples_leaf, p.min_weight_leaf(self.w_root),
+             p.criterion, p.min_impurity_decrease, self.w_root, n_chunks(s), *out, packed,
+             *scratch)
 
     def _records(self):
         """(packed, (bins, w, yk, yv, and the partitions' scratch of the same types)):
@@ -122,9 +123,8 @@ class SplitSearch:
         (self.best, self.bf, self.bbin, self.bnext, self.bdl, self.drawn,
          self.nonconst) = K.df_scan(stat, cnt, feats, nv, T, n, C, p.criterion,
                                     p.min_samples_leaf, p.min_weight_leaf(w_root), p.mtry,
-                                    self.drawn,
-                                    self.nonconst, self.best, self.bf, self.bbin, self.bnext,
-                                    self.bdl)
+                                    self.drawn, self.nonconst, self.best, self.bf, self.bbin,
+                                    self.bnext, self.bdl)
 
     def result(self, T, C, p, w_root):
         """(feature, bin, default_left, gain, next bin), or None: no split, or one whose

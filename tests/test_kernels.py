@@ -124,7 +124,7 @@ def test_categorical_split_is_optimal_for_small_fields(K):
             np.array([0]), np.array([K]), np.array([True]), 0.0, 0.0, 0.0, 1, 64)
         ref = categorical_split_naive(hist, 0, K, 0.0, 0.0, 0.0)
         assert gain[0] == pytest.approx(ref, rel=1e-9)
-        left = categorical_left_set(hist, 0, K, 0.0, code[0])
+        left = categorical_left_set(hist, 0, K, 0.0, 0.0, 0.0, code[0])
         L = hist[:K][left].sum(axis=0) + (hist[K] if dl[0] else 0)
         assert L[0] == pytest.approx(GL[0]) and L[1] == pytest.approx(HL[0])
 

@@ -214,7 +214,8 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
             f = c_feat[i]
             nv = n_value_bins[f]
             if is_cat[f]:
-                mask = categorical_left_set(pool[slot[i]], offsets[f], nv, lam, c_code[i])
+                mask = categorical_left_set(pool[slot[i]], offsets[f], nv, lam, alpha, mcw,
+                                            c_code[i])
                 for c in range(nv):
                     tbl[t, c] = mask[c]
             else:

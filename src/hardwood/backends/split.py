@@ -8,9 +8,15 @@ A split needs both children to carry hessian >= ``min_child_weight`` and a gain 
 Categorical fields (group by field: one histogram slot per category, one for missing):
 
 * fewer than ``max_cat_to_onehot`` categories in the field (XGBoost's rule, over all the
-  field's categories, not the node's non-empty ones): one category vs the rest;
-* otherwise categories sorted by ``G / (H + lambda)``, and the best prefix of that order
-  (from either end, at most ``max_cat_threshold`` categories) goes left.
+  field's categories, not the node's non-empty ones): one category vs the rest, the missing
+  values with either;
+* otherwise XGBoost's partition search: all the field's categories (those without rows in
+  the node too) sorted by their leaf weight (0 below ``min_child_weight``, rounded to float32
+  as XGBoost's), and each prefix and each suffix of that order, of fewer than
+  ``min(max_cat_threshold, categories)`` categories, vs the rest and the missing values.
+  A node's categories all on one side and its missing values alone on the other is one of
+  them, when the node lacks a category: leaving the empty categories out, hardwood never
+  formed it and kept a split of half the gain.
 """
 from __future__ import annotations
 
@@ -224,28 +230,27 @@ def cannot_split(hist, off, nv, H, mcw):
 
 
 @njit(cache=True, nogil=True)
-def _category_order(hist, off, K, lam):
-    """Non-empty categories of the field, sorted by G/(H+lambda) (stable)."""
-    cnt = 0
+def _category_order(hist, off, K, lam, alpha, mcw):
+    """The field's K categories sorted by their leaf weight, ascending and stable: XGBoost's
+    ``CalcWeightCat`` (0 where the hessian is below ``min_child_weight`` or none, rounded to
+    float32), so that the orders and their ties are XGBoost's."""
+    keys = np.empty(K, dtype=np.float64)
     for c in range(K):
-        if hist[off + c, 1] > 0.0:
-            cnt += 1
-    cats = np.empty(cnt, dtype=np.int64)
-    keys = np.empty(cnt, dtype=np.float64)
-    i = 0
-    for c in range(K):
-        if hist[off + c, 1] > 0.0:
-            cats[i] = c
-            keys[i] = hist[off + c, 0] / (hist[off + c, 1] + lam)
-            i += 1
-    return cats[stable_argsort(keys)]
+        H = hist[off + c, 1]
+        if H < mcw or H <= 0.0:
+            keys[c] = 0.0
+        else:
+            keys[c] = np.float32(-_t(hist[off + c, 0], alpha) / (H + lam))
+    return stable_argsort(keys)
 
 
 @njit(cache=True, nogil=True)
 def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr):
     """Returns (gain, code, default_left, GL, HL); ``code`` encodes the left set:
     ``-(c+1)`` one-hot on category c, ``+k`` the first k sorted categories,
-    ``K + k`` the last k sorted categories (see ``categorical_left_set``)."""
+    ``K + k`` the last k sorted categories (see ``categorical_left_set``). The candidates
+    and the order they are tried in are XGBoost's (``EnumerateOneHot``, ``EnumeratePart``),
+    so that its ties break alike."""
     Gm = hist[off + K, 0]
     Hm = hist[off + K, 1]
     min_h = max(mcw, MIN_HESS)
@@ -254,13 +259,10 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
     best_dl = False
     best_GL = 0.0
     best_HL = 0.0
-    cats = _category_order(hist, off, K, lam)
-    m = cats.shape[0]
-    if m == 0:
+    if K == 0:
         return best, best_code, best_dl, best_GL, best_HL
     if K < max_onehot:
-        for i in range(m):
-            c = cats[i]
+        for c in range(K):  # category c alone, then with the missing values
             for dl in range(2):
                 if dl == 1 and Hm <= 0.0:
                     continue
@@ -274,48 +276,43 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
                     best_GL = GL
                     best_HL = HL
         return best, best_code, best_dl, best_GL, best_HL
-    # XGBoost's partition search walks min(max_cat_threshold, bins) sorted bins and splits
-    # before each but the last: at most max_cat_threshold - 1 categories on the moving side
-    # (it was max_cat_threshold here: hardwood at k grew XGBoost's trees at k + 1)
-    limit = min(max_thr - 1, m - 1)
+    # XGBoost walks min(max_cat_threshold, K) sorted categories from either end and splits
+    # before each but the last: the walked categories on one side, the rest and the
+    # missing values on the other (hardwood at k once grew XGBoost's trees at k + 1)
+    cats = _category_order(hist, off, K, lam, alpha, mcw)
+    limit = min(max_thr, K) - 1
     for direction in range(2):
         GL = 0.0
         HL = 0.0
         for k in range(1, limit + 1):
-            c = cats[k - 1] if direction == 0 else cats[m - k]
+            c = cats[k - 1] if direction == 0 else cats[K - k]
             GL += hist[off + c, 0]
             HL += hist[off + c, 1]
-            for dl in range(2):
-                if dl == 1 and Hm <= 0.0:
-                    continue
-                GLx = GL + Gm * dl
-                HLx = HL + Hm * dl
-                gain = _split_gain(GLx, HLx, G, H, lam, alpha, min_h, parent)
-                if gain > best:
-                    best = gain
-                    best_code = k if direction == 0 else K + k
-                    best_dl = dl == 1
-                    best_GL = GLx
-                    best_HL = HLx
+            gain = _split_gain(GL, HL, G, H, lam, alpha, min_h, parent)
+            if gain > best:
+                best = gain
+                best_code = k if direction == 0 else K + k
+                best_dl = False
+                best_GL = GL
+                best_HL = HL
     return best, best_code, best_dl, best_GL, best_HL
 
 
 @njit(cache=True, nogil=True)
-def categorical_left_set(hist, off, K, lam, code):
+def categorical_left_set(hist, off, K, lam, alpha, mcw, code):
     """Boolean mask over the K categories that go left, decoded from ``code``."""
     left = np.zeros(K, dtype=np.bool_)
     if code < 0:
         left[-code - 1] = True
         return left
-    cats = _category_order(hist, off, K, lam)
-    m = cats.shape[0]
+    cats = _category_order(hist, off, K, lam, alpha, mcw)
     if code <= K:
         for i in range(code):
             left[cats[i]] = True
     else:
         k = code - K
         for i in range(k):
-            left[cats[m - 1 - i]] = True
+            left[cats[K - 1 - i]] = True
     return left
 
 

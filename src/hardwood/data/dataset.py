@@ -29,6 +29,32 @@ def _rows(X, idx_or_slice):
     return X.iloc[idx_or_slice] if hasattr(X, "iloc") else X[idx_or_slice]
 
 
+def _without_unused_categories(X):
+    """A training frame whose category columns drop the categories no row holds (a frame cut
+    from a larger one keeps its dtype's categories). Such a category is unseen, so predicting
+    treats it as missing, as for integer codes: it was a category of its own, with no rows,
+    sent by each split wherever the sort of the categories put it (-2.16, the value of
+    another category, where missing values got -0.66). Over the whole frame, before any
+    chunk is converted: a chunk holds some of the categories only."""
+    if not (type(X).__module__.startswith("pandas") and type(X).__name__ == "DataFrame"):
+        return X
+    import pandas as pd
+
+    out = None
+    for j in range(X.shape[1]):
+        s = X.iloc[:, j]
+        if not isinstance(s.dtype, pd.CategoricalDtype):
+            continue
+        codes = s.cat.codes.to_numpy()
+        k = len(s.cat.categories)
+        if np.bincount(codes[codes >= 0], minlength=k).astype(bool).all():
+            continue
+        if out is None:
+            out = X.copy(deep=False)
+        out.isetitem(j, s.cat.remove_unused_categories())
+    return X if out is None else out
+
+
 def _chunkable(X, categorical_features):
     """Large DataFrames / sparse matrices are converted in row chunks, so that no float copy
     of the whole matrix is ever made. That needs every categorical column's categories
@@ -166,6 +192,8 @@ class Dataset:
                                  f"as uint8 or uint16), got {max_bin!r}")
         info = reference.info if reference is not None else None
         what = "validation X" if reference is not None else "X"
+        if reference is None:
+            X = _without_unused_categories(X)
         is_sparse = wants_sparse(X, categorical_features, info, sparse)
         if is_sparse:  # binned from the non-zeros: no dense copy (data/sparse.py)
             chunked = False

@@ -206,7 +206,8 @@ class TreeLearner:
         mask = None
         if gw.is_cat[feature]:
             mask = categorical_left_set(hist, int(gw.offsets[feature]), nv,
-                                        float(gw.p.reg_lambda), int(code))
+                                        float(gw.p.reg_lambda), float(gw.p.reg_alpha),
+                                        float(gw.p.min_child_weight), int(code))
             table[:nv] = mask
         else:
             table[: int(code) + 1] = 1

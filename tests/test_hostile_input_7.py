@@ -392,3 +392,16 @@ def test_categorical_trees_follow_xgboost_round_after_round():
               "base_score": float(y.mean())}
     ours = hardwood.train(params, hardwood.Dataset(df, y), 20).predict(df)
     np.testing.assert_allclose(ours, _xgb_categorical(xgb, df, y, params, 20), atol=1e-5)
+
+
+def test_goss_with_lightgbm_bagging_is_refused_as_lightgbm_does():
+    """LightGBM refuses bagging under GOSS; hardwood took bagging_fraction as subsample and
+    GOSS's rates as two thirds and one third of it, without a word."""
+    import importlib
+
+    resolve = importlib.import_module("hardwood.train.params").resolve_params
+    with pytest.raises(ValueError, match="'goss' does not bag"):
+        resolve({"data_sample_strategy": "goss", "bagging_fraction": 0.5, "bagging_freq": 1})
+    for extra in ({}, {"bagging_freq": 0}):  # no bagging: LightGBM's GOSS rates
+        p = resolve({"data_sample_strategy": "goss", "bagging_fraction": 0.5, **extra})
+        assert (p["subsample"], p["top_rate"], p["other_rate"]) == (1.0, 0.2, 0.1)

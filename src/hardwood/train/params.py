@@ -142,6 +142,17 @@ def _lightgbm_bagging(params):
                              "(no bagging)")
     method = params.get("sampling_method", params.get("data_sample_strategy", "uniform"))
     method = sampling.ALIASES.get(str(method).lower(), str(method).lower())
+    if method == "goss" and "bagging_fraction" in params:
+        # LightGBM refuses to bag under GOSS ("Cannot use bagging in GOSS"), and ignores the
+        # fraction without bagging_freq; the fraction became subsample here, and GOSS's
+        # rates two thirds and one third of it, without a word
+        fraction = params["bagging_fraction"]
+        if freq and isinstance(fraction, numbers.Real) and fraction < 1.0:
+            raise ValueError("sampling_method='goss' does not bag, as in LightGBM: drop "
+                             "bagging_fraction and bagging_freq, and give GOSS's top_rate "
+                             "and other_rate (or subsample) instead")
+        params.pop("bagging_fraction")
+        return params
     if method != "uniform" or freq == 1:
         return params
     fraction = params.get("bagging_fraction", params.get("subsample", 1.0))

@@ -228,7 +228,7 @@ class _Partitioned:
         ds.label, ds.weight, ds.group = y_host, w_host, None
         ds.bin_mapper, ds.max_bin = bm, bm.max_bin
         ds.bins_row = ds.bins_col = ds.reference = None
-        ds.sketch_error = max((s.error_bound() for s in merged), default=0.0)
+        ds.sketch_error = max((s.edge_error_bound() for s in merged), default=0.0)
         self.dataset, self.sizes = ds, sizes
 
     def release(self):

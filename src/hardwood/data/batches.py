@@ -110,7 +110,7 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
     ds.bins_row = ds.bins_col = None
     ds.reference = None
     ds.pages_on_disk = (paths, key)
-    ds.sketch_error = max(sk.error_bound() for sk in sketches)
+    ds.sketch_error = max(sk.edge_error_bound() for sk in sketches)
     return ds
 
 

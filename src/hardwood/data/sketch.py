@@ -13,11 +13,13 @@ between them is small: ``(rmax_{i+1} - w_{i+1}) - (rmin_i + w_i) <= eps * W``. T
 
 :class:`QuantileSketch` keeps one summary per level, like a binary counter: a batch enters
 at level 0, and two summaries of one level merge and prune into the next. After ``m``
-batches the answer is ``(ceil(log2 m) + 2) / b``-approximate (``error_bound``). The summary's
-values, weighted by the rank mass each one stands for, go through the in-core rule of
-``binning._numeric_edges``. So an exact summary (few distinct values, or data never
+batches the summary is ``(ceil(log2 m) + 1) / b``-approximate (``error_bound``). The
+summary's values, weighted by the rank mass each one stands for, go through the in-core rule
+of ``binning._numeric_edges``. So an exact summary (few distinct values, or data never
 pruned) gives the in-core edges of all the rows, and a pruned one gives edges whose ranks are
-within ``error_bound * W`` of them.
+within ``edge_error_bound * W`` of them: one more ``1 / b``, since an edge can only fall on
+one of the summary's values, which a prune leaves up to ``W / b`` apart (the edges of one
+pruned batch were 1.6 ``error_bound * W`` off, which ``Dataset.sketch_error`` reported).
 """
 from __future__ import annotations
 
@@ -163,6 +165,14 @@ class QuantileSketch:
         if not self.pruned:
             return 0.0
         return (math.ceil(math.log2(max(self.batches, 1))) + 1) / self.size
+
+    def edge_error_bound(self) -> float:
+        """The rank error of the bin edges drawn from ``summary()``, as a share of the weight:
+        ``error_bound`` and one more ``1 / size`` (the summary's values are up to
+        ``W / size`` apart, and an edge falls on one of them); 0 while nothing was pruned."""
+        if not self.pruned:
+            return 0.0
+        return self.error_bound() + 1.0 / self.size
 
     def weighted_values(self):
         """(values, weights): the summary's values, each weighted by the rank mass it stands

@@ -405,3 +405,27 @@ def test_goss_with_lightgbm_bagging_is_refused_as_lightgbm_does():
     for extra in ({}, {"bagging_freq": 0}):  # no bagging: LightGBM's GOSS rates
         p = resolve({"data_sample_strategy": "goss", "bagging_fraction": 0.5, **extra})
         assert (p["subsample"], p["top_rate"], p["other_rate"]) == (1.0, 0.2, 0.1)
+
+
+def test_batches_and_files_of_no_rows_are_skipped(tmp_path):
+    """A batch of no rows stopped from_batches ("batch 1's X is empty"), and a CSV file of a
+    header alone stopped from_files, where a Parquet file of no rows was skipped."""
+    import hardwood
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0]
+    with_empty = hardwood.Dataset.from_batches(
+        lambda: iter([(X[:100], y[:100]), (X[:0], y[:0]), (X[100:], y[100:])]),
+        str(tmp_path / "a"))
+    whole = hardwood.Dataset.from_batches(lambda: iter([(X, y)]), str(tmp_path / "b"))
+    np.testing.assert_array_equal(hardwood.train({}, with_empty, 3).predict(X),
+                                  hardwood.train({}, whole, 3).predict(X))
+    with pytest.raises(ValueError, match="X has no rows but y has 2 values"):
+        hardwood.Dataset.from_batches(lambda: iter([(X, y), (X[:0], y[:2])]),
+                                      str(tmp_path / "c"))
+    pd.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y}).to_csv(
+        tmp_path / "p1.csv", index=False)
+    (tmp_path / "p2.csv").write_text("a,b,c,y\n")
+    ds = hardwood.Dataset.from_files(str(tmp_path / "p*.csv"), "y", str(tmp_path / "d"))
+    assert ds.n_rows == 300

@@ -38,6 +38,11 @@ def _batches(make_batches):
                              + (f" of length {len(batch)}" if hasattr(batch, '__len__') else ""))
         X, y = batch[0], batch[1]
         w = batch[2] if len(batch) == 3 else None
+        shape = getattr(X, "shape", None)
+        if shape is not None and len(shape) == 2 and shape[0] == 0:
+            if y is not None and np.size(y) != 0:
+                raise ValueError(f"batch {i}: X has no rows but y has {np.size(y)} values")
+            continue  # a batch of no rows (a filtered chunk, an empty file): nothing to read
         yield i, X, y, w
 
 
@@ -139,9 +144,9 @@ def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes, name
     second = hashlib.blake2b(digest_size=32)
     with warnings.catch_warnings():  # pass 1 gave the batches' warnings already
         warnings.simplefilter("ignore")
-        for i, X, _, _ in _batches(make_batches):
+        for k, (i, X, _, _) in enumerate(_batches(make_batches)):
             mat, _ = _matrix(name(i), X, info, None)
-            if i >= len(sizes) or mat.shape[0] != sizes[i]:
+            if k >= len(sizes) or mat.shape[0] != sizes[k]:
                 raise ValueError(f"{name(i)}: the second pass over make_batches gave other "
                                  "batches than the first (it must give the same data each "
                                  "time)")

@@ -236,11 +236,13 @@ class FileBatches:
         sep = kw["sep"]
         locate = line_locator(path, comp, sep, True)
         start = 0
-        try:
-            reader = pd.read_csv(path, chunksize=self.batch_rows, **kw)
-            for chunk in reader:
-                yield self._csv_batch(path, chunk, start, locate)
-                start += chunk.shape[0]
+        try:  # (closed on every way out: an error left the file open)
+            with pd.read_csv(path, chunksize=self.batch_rows, **kw) as reader:
+                for chunk in reader:
+                    if chunk.shape[0] == 0:  # a header without rows: skipped, as a Parquet
+                        continue             # file of no rows
+                    yield self._csv_batch(path, chunk, start, locate)
+                    start += chunk.shape[0]
         except pd.errors.EmptyDataError:
             raise ValueError(f"data file {path!r} is empty (no columns to read)") from None
         except (pd.errors.ParserError, UnicodeDecodeError) as e:

@@ -429,3 +429,34 @@ def test_batches_and_files_of_no_rows_are_skipped(tmp_path):
     (tmp_path / "p2.csv").write_text("a,b,c,y\n")
     ds = hardwood.Dataset.from_files(str(tmp_path / "p*.csv"), "y", str(tmp_path / "d"))
     assert ds.n_rows == 300
+
+
+def test_models_slice_by_rounds_as_xgboost_boosters():
+    """``model[0:3]`` failed ("'Model' object is not subscriptable"), where XGBoost's
+    ``booster[0:3]`` gives a booster of those rounds."""
+    xgb = pytest.importorskip("xgboost")
+    import hardwood
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] > 0).astype(float)
+    booster = xgb.train({"objective": "binary:logistic", "max_depth": 3, "nthread": 1},
+                        xgb.DMatrix(X, y), 8)
+    model = hardwood.import_model(booster)
+    for s in (slice(2, 5), slice(0, 8, 2), slice(1, 7, 3), 3):
+        np.testing.assert_allclose(model[s].predict(X), booster[s].predict(xgb.DMatrix(X)),
+                                   atol=1e-6)
+    yc = np.digitize(X[:, 1], [-0.5, 0.5]).astype(float)
+    multi = hardwood.train({"objective": "multi:softprob", "num_class": 3, "max_depth": 2},
+                           hardwood.Dataset(X, yc), 6)
+    part = multi[1:4]
+    assert part.num_boosted_rounds == 3 and part.num_trees == 9
+    np.testing.assert_array_equal(part.predict(X), multi.predict(X, iteration_range=(1, 4)))
+    np.testing.assert_array_equal(multi[-1].predict(X), multi.predict(X, iteration_range=(5, 6)))
+    for bad, err in ((slice(5, 2), ValueError), (slice(0, 3, -1), ValueError), (10, IndexError),
+                     ("a", TypeError)):
+        with pytest.raises(err):
+            model[bad]
+    forest = hardwood.RandomForestRegressor(n_estimators=4, random_state=0).fit(X, X[:, 0])
+    with pytest.raises(ValueError, match="fraction of the forest's mean"):
+        forest.forest_.to_model()[0:2]

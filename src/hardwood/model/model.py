@@ -1,6 +1,7 @@
 """``hardwood.Model``: a trained tree ensemble, its prediction and its importances."""
 from __future__ import annotations
 
+import copy
 import numbers
 
 import numpy as np
@@ -116,6 +117,42 @@ class Model:
 
     def __len__(self):
         return self.num_boosted_rounds
+
+    def __getitem__(self, rounds):
+        """A new Model of some of the rounds, as XGBoost's ``booster[start:stop:step]``:
+        ``model[3:7]`` keeps rounds 3 to 6, ``model[::2]`` every other round, ``model[i]``
+        round i (negative indices count from the end). The base score, objective and
+        features are kept; ``best_iteration`` and the learning curves are not (they
+        describe the whole model). Part of a random forest is refused (its leaves hold
+        each tree's share of the mean of all of them)."""
+        n = self.num_boosted_rounds
+        if isinstance(rounds, numbers.Integral) and not isinstance(rounds, (bool, np.bool_)):
+            i = int(rounds)
+            if not -n <= i < n:
+                raise IndexError(f"round {i} is outside the model's {n} rounds")
+            rounds = slice(i % n, i % n + 1)
+        if not isinstance(rounds, slice):
+            raise TypeError(f"a Model is sliced by rounds (model[start:stop:step]) or indexed "
+                            f"by a round (model[i]), not by {type(rounds).__name__}")
+        for v in (rounds.start, rounds.stop, rounds.step):
+            if v is not None and (not isinstance(v, numbers.Integral)
+                                  or isinstance(v, (bool, np.bool_))):
+                raise TypeError(f"the bounds of a Model slice must be integers, got {v!r}")
+        if rounds.step is not None and rounds.step < 1:
+            raise ValueError(f"a Model slice's step must be positive, got {rounds.step}")
+        keep = range(*rounds.indices(n))
+        if len(keep) == 0:
+            raise ValueError(f"the slice {rounds.start}:{rounds.stop}:{rounds.step} keeps none "
+                             f"of the model's {n} rounds")
+        if len(keep) < n and self._leaves_are_shares_of_a_mean():
+            raise ValueError(f"a slice of a random forest of {n} trees would predict a "
+                             "fraction of the forest's mean (each leaf holds its tree's value "
+                             "divided by that count); keep every tree")
+        K = self.trees_per_round
+        ids = [r * K + k for r in keep for k in range(K)]
+        return Model([copy.deepcopy(self.trees[t]) for t in ids], self.tree_group[ids],
+                     self.base_score.copy(), self.objective, self.n_outputs, self.info,
+                     params=dict(self.params))
 
     def __repr__(self):
         return (f"<hardwood.Model objective={self.objective!r} rounds={self.num_boosted_rounds} "

@@ -460,3 +460,24 @@ def test_models_slice_by_rounds_as_xgboost_boosters():
     forest = hardwood.RandomForestRegressor(n_estimators=4, random_state=0).fit(X, X[:, 0])
     with pytest.raises(ValueError, match="fraction of the forest's mean"):
         forest.forest_.to_model()[0:2]
+
+
+def test_forests_keep_the_dtype_categories_across_warm_start_fits():
+    """Forests split category codes as ordered numbers, so every warm_start fit must code a
+    frame alike: they keep the dtype's categories, those without rows too (boosting's
+    Dataset drops those, test_a_dtype_category_without_training_rows_is_missing)."""
+    from hardwood import RandomForestRegressor
+
+    rng = np.random.default_rng(0)
+    cats = list("ABCD")
+    c = rng.choice(cats, 400)
+    y = np.array([cats.index(v) for v in c], dtype=float)
+    X = pd.DataFrame({"c": pd.Categorical(c, categories=cats), "x": rng.normal(size=400)})
+    forest = RandomForestRegressor(n_estimators=3, random_state=0, warm_start=True).fit(X, y)
+    first = forest.predict(X)
+    no_b = X[X["c"] != "B"]
+    forest.set_params(n_estimators=6).fit(no_b, y[(X["c"] != "B").to_numpy()])
+    assert list(forest.forest_.info.categories[0]) == cats
+    # the new trees read C and D with the codes the old ones were grown on
+    np.testing.assert_allclose(forest.predict(X[X["c"] == "D"]), 3.0, atol=0.3)
+    assert np.isfinite(first).all()

@@ -252,7 +252,7 @@ class _ForestBase(BaseEstimator):
         with threads(self.n_jobs):
             # forests split category codes as ordered numbers: one bin per code, in code order
             ds = Dataset(X, weight=sample_weight, max_bin=int(self.max_bin),
-                         group_categories=False)
+                         group_categories=False, drop_unused_categories=False)
         data = GrowData.from_dataset(ds, y_fit, is_reg, n_outputs)
         tp = self._tree_params(n, mtry)
         oob = None

@@ -101,6 +101,11 @@ class Dataset:
         ``max_bin - 2`` most frequent categories as bins and shares one bin among the others
         (LightGBM's way; bins stay uint8 at the default ``max_bin``). False: one bin per
         category, whatever their number (bins become uint16 past 255).
+    drop_unused_categories : bool
+        True (default): a category of a frame's dtype that no row holds is dropped, so that
+        predicting treats it as unseen (missing), as for integer codes. False keeps the
+        dtype's categories and their codes (the forests, which split codes as ordered
+        numbers and must code every ``warm_start`` fit alike).
     sparse : "auto", True or False
         How a scipy sparse matrix without categorical features is binned: straight from its
         non-zeros into ``sparse_bins`` (``data/sparse.py``; memory follows the non-zeros,
@@ -181,7 +186,8 @@ class Dataset:
 
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
-                 group_categories=True, group=None, qid=None, sparse="auto"):
+                 group_categories=True, group=None, qid=None, sparse="auto",
+                 drop_unused_categories=True):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
         X = as_pandas_if_named_table(X)  # (Arrow, polars: their column names kept)
@@ -192,7 +198,7 @@ class Dataset:
                                  f"as uint8 or uint16), got {max_bin!r}")
         info = reference.info if reference is not None else None
         what = "validation X" if reference is not None else "X"
-        if reference is None:
+        if reference is None and drop_unused_categories:
             X = _without_unused_categories(X)
         is_sparse = wants_sparse(X, categorical_features, info, sparse)
         if is_sparse:  # binned from the non-zeros: no dense copy (data/sparse.py)

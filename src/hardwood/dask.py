@@ -60,7 +60,7 @@ from .data.dataset import Dataset
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model.model import Model
 from .objectives import names as objective_names, objective_class
-from .sklearn import GBDTClassifier, GBDTRegressor
+from .sklearn import GBDTClassifier, GBDTRegressor, both_classes
 from .train.booster import Booster
 from .train.callback import TrainingCallback
 from .train.engine import train_booster
@@ -539,7 +539,7 @@ class DaskGBDTClassifier(GBDTClassifier):
         """Class probabilities (rows, classes), lazily."""
         p = _as_array(predict(self.client, self.model_, X))
         if p.ndim == 1:  # block by block: a dask DataFrame's row counts are unknown
-            p = p.map_blocks(_both_classes, new_axis=1, chunks=(p.chunks[0], (2,)),
+            p = p.map_blocks(both_classes, new_axis=1, chunks=(p.chunks[0], (2,)),
                              dtype=p.dtype)
         return p
 
@@ -548,11 +548,6 @@ class DaskGBDTClassifier(GBDTClassifier):
         classes = self.classes_
         return self.predict_proba(X).map_blocks(
             lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
-
-
-def _both_classes(p):
-    """(rows, 2) probabilities of a binary model's positive-class probabilities ``p``."""
-    return np.stack([1.0 - p, p], axis=1)
 
 
 def _fit_forest_share(cls, params, X, y, w, tree_ids):

@@ -295,6 +295,11 @@ class _GBDTBase(BaseEstimator):
         return self.model_.predict(X, output="leaf")
 
 
+def both_classes(p):
+    """(rows, 2) probabilities of a binary model's positive-class probabilities ``p``."""
+    return np.stack([1.0 - p, p], axis=1)
+
+
 def _objective_for(estimator, objective, tasks):
     """``objective`` checked against the estimator's tasks ('regression', 'binary',
     'multiclass'): a classifier never trains a regression objective, nor the reverse."""
@@ -402,9 +407,7 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
         X = self._validate_predict_X(X)
         p = np.asarray(self.model_.predict(X), dtype=np.float64)
-        if p.ndim == 1:
-            p = np.column_stack([1.0 - p, p])
-        return p
+        return both_classes(p) if p.ndim == 1 else p
 
     def predict(self, X):
         """Most probable class of each row (labels as in ``classes_``)."""

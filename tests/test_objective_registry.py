@@ -21,7 +21,8 @@ from hardwood.model.tree import Tree
 from hardwood.predict import transform as T
 
 TASKS = ("regression", "binary", "multiclass", "ranking")
-CODES = (T.IDENTITY, T.SIGMOID, T.SOFTMAX, T.EXP, T.HINGE, T.ARGMAX, T.SOFTPLUS)
+CODES = (T.IDENTITY, T.SIGMOID, T.SOFTMAX, T.EXP, T.HINGE, T.ARGMAX, T.SOFTPLUS,
+         T.PROBABILITY)
 ALL = list(O.OBJECTIVES)
 TRAINABLE = O.names(trainable=True)
 PREDICT_ONLY = O.names(trainable=False)
@@ -216,7 +217,7 @@ def test_transforms_of_the_imported_objectives():
                                   [np.log(2.0)])
     z3 = np.array([[1.0, 3.0, 2.0], [5.0, 5.0, -1.0]])
     np.testing.assert_array_equal(O.transform_margin("multi:softmax", z3), [1.0, 0.0])
-    np.testing.assert_array_equal(O.transform_margin("multi:proba", z3), z3)
+    np.testing.assert_array_equal(O.transform_margin("multi:proba", z3), np.clip(z3, 0, 1))
     np.testing.assert_allclose(O.transform_margin("multi:softprob", z3).sum(axis=1), 1.0)
     np.testing.assert_array_equal(O.transform_margin("reg:squarederror", z), z[:, 0])
 

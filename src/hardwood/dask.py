@@ -714,7 +714,7 @@ class DaskRandomForestClassifier(RandomForestClassifier):
     def predict_proba(self, X):
         p = _as_array(predict(self.client, self.model_, X))
         p = p.reshape((p.shape[0], self.n_classes_)) if p.ndim == 1 else p
-        return p.clip(0.0, 1.0)  # (as RandomForestClassifier.predict_proba)
+        return p  # (clipped to [0, 1] by multi:proba's transform)
 
     def predict(self, X):
         classes = self.classes_

@@ -440,10 +440,8 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
     def predict_proba(self, X):
         """Mean of the trees' class fractions: (n_samples, n_classes), ``classes_`` order."""
         X = self._validate_X(X)
-        proba = self._predict_model(X, "value")
-        # the leaves hold fraction / n_estimators: their sum can pass 1 by a rounding
-        # (1.0000000000000013), which scikit-learn's log_loss refuses
-        return np.clip(proba.reshape(proba.shape[0], self.n_classes_), 0.0, 1.0)
+        proba = self._predict_model(X, "value")  # (clipped to [0, 1]: multi:proba's transform)
+        return proba.reshape(proba.shape[0], self.n_classes_)
 
     def predict_log_proba(self, X):
         with np.errstate(divide="ignore"):

@@ -18,8 +18,8 @@ from numba import njit, prange
 from . import ranking
 from .parallel import run_ranges
 from .backends._intrinsics import exp_fast
-from .predict.transform import (ARGMAX, EXP, HINGE, IDENTITY, SIGMOID, SOFTMAX, SOFTPLUS,
-                                transform_inplace)
+from .predict.transform import (ARGMAX, EXP, HINGE, IDENTITY, PROBABILITY, SIGMOID, SOFTMAX,
+                                SOFTPLUS, transform_inplace)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -419,7 +419,7 @@ OBJECTIVES = {o.name: o for o in (
     _predict_only("binary:hinge", "binary", HINGE),
     _predict_only("multi:softmax", "multiclass", ARGMAX, "per_class"),
     _predict_only("multiclassova", "multiclass", SIGMOID, "per_class"),
-    _predict_only("multi:proba", "multiclass", IDENTITY, "any"),  # forests' probabilities
+    _predict_only("multi:proba", "multiclass", PROBABILITY, "any"),  # forests' probabilities
     _predict_only("rank:map", "ranking", IDENTITY),
 )}
 # Training aliases (XGBoost, LightGBM and scikit-learn names); model files hold canonical names
@@ -441,6 +441,11 @@ def names(task=None, trainable=None):
     """Canonical names of the registered objectives, optionally of one task, trainable or not."""
     return [o.name for o in OBJECTIVES.values()
             if task in (None, o.task) and trainable in (None, o.trainable)]
+
+
+def is_ranking(name) -> bool:
+    """Whether ``name`` (a model's objective or an alias) is a ranking objective."""
+    return isinstance(name, str) and ALIASES.get(name, name) in names(task="ranking")
 
 
 # names of other libraries' objectives that hardwood does not train, with what to use instead

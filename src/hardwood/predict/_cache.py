@@ -3,7 +3,11 @@ that Numba's ``cache=True`` can keep their machine code on disk between processe
 
 The folder is ``$HARDWOOD_CACHE_DIR`` if set, else ``~/.cache/hardwood``; the sources go to
 its ``kernels`` subfolder (Numba's machine code to ``kernels/__pycache__``). A file is named
-by the hash of its source, so a change of the generator never reuses stale code.
+by the hash of its source and of the stamps (size, mtime) of the hardwood modules it imports,
+with their own hardwood imports: a change of the generator never reuses stale code, and
+neither does a new hardwood whose generated text is the same. Numba compiles the imported
+functions into the kernel's machine code but checks only the kernel file's own stamp, so
+without them an upgrade that changed ``transform_inplace`` kept the old transform.
 
 Nothing is imported from a folder that someone else could write to: the folder, ``kernels``
 and ``kernels/__pycache__`` (where Numba keeps pickled index files, which it unpickles) must
@@ -19,10 +23,12 @@ rewritten first.
 """
 from __future__ import annotations
 
+import ast
 import atexit
 import hashlib
 import importlib.util
 import os
+import re
 import shutil
 import stat
 import sys
@@ -30,6 +36,7 @@ import tempfile
 import warnings
 
 _LOADED = {}
+_STAMPS = {}  # module name -> its stamp and the hardwood modules it imports
 _DIRS = {}  # (HARDWOOD_CACHE_DIR, home, uid) -> (kernels folder, its owner's uid)
 _WARNED = []
 _POSIX = hasattr(os, "getuid")
@@ -211,9 +218,65 @@ def _clean_numba_cache(pycache, name, uid):
             raise OSError(f"hardwood: cannot remove the unsafe cache file {e.path!r}") from None
 
 
+def _module_stamp(name):
+    """``(stamp, imports)`` of hardwood module ``name``: its file's size and mtime, and the
+    hardwood modules it imports (absolute or relative imports, read from its source)."""
+    got = _STAMPS.get(name)
+    if got is None:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        path = spec.origin if spec is not None else None
+        if path is None or not os.path.isfile(path):  # a name, not a module (from . import f)
+            _STAMPS[name] = ("", [])
+            return _STAMPS[name]
+        st = os.stat(path)
+        with open(path, "rb") as fh:
+            tree = ast.parse(fh.read(), path)
+        package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
+        imports = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    parts = package.split(".")
+                    base = ".".join(parts[:len(parts) - node.level + 1]
+                                    + ([base] if base else []))
+                if base.split(".")[0] == "hardwood":
+                    imports.add(base)
+                    if node.module is None:  # from . import x: x may be a module
+                        imports.update(f"{base}.{a.name}" for a in node.names)
+            elif isinstance(node, ast.Import):
+                imports.update(a.name for a in node.names if a.name.split(".")[0] == "hardwood")
+        got = _STAMPS[name] = (f"{name}:{st.st_size}:{st.st_mtime_ns}", sorted(imports))
+    return got
+
+
+def library_stamp(source: str) -> str:
+    """The stamps of the hardwood modules that ``source`` imports, with all the hardwood
+    modules those import in turn: what Numba compiles into a generated kernel."""
+    todo = re.findall(r"^\s*from\s+(hardwood(?:\.\w+)*)\s+import", source, re.M)
+    seen, stamps = set(), []
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        stamp, imports = _module_stamp(name)
+        if stamp:
+            stamps.append(stamp)
+        todo.extend(imports)
+    return "\n".join(sorted(stamps))
+
+
 def load_source(prefix: str, source: str):
     """Import ``source`` as a module kept under the cache folder; returns the module."""
-    digest = hashlib.sha256(source.encode()).hexdigest()[:24]
+    h = hashlib.sha256(source.encode())
+    stamp = library_stamp(source)
+    if stamp:  # (a source importing nothing of hardwood is named by its text alone)
+        h.update(b"\0" + stamp.encode())
+    digest = h.hexdigest()[:24]
     name = f"_hardwood_gen_{prefix}_{digest}"
     mod = _LOADED.get(name)
     if mod is not None:

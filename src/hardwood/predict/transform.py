@@ -17,6 +17,7 @@ EXP = 3
 HINGE = 4  # 1.0 where the margin is > 0, else 0.0
 ARGMAX = 5  # the class index, written to column 0: the output is one column
 SOFTPLUS = 6  # log(1 + exp(margin))
+PROBABILITY = 7  # every output clipped to [0, 1]: a forest's sum of fraction / n_trees
 
 
 @njit(cache=True, nogil=True)
@@ -48,3 +49,6 @@ def transform_inplace(code, m):
             m[i, 0] = best
         elif code == SOFTPLUS:
             m[i, 0] = np.log1p(np.exp(m[i, 0]))
+        elif code == PROBABILITY:  # (1.0000000000000013 from a sum of fractions)
+            for k in range(K):
+                m[i, k] = min(max(m[i, k], 0.0), 1.0)

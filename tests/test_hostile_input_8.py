@@ -10,6 +10,76 @@ import hardwood as hw
 from hardwood.cli import main
 
 
+def _ranking_data(n_queries=30, size=20, seed=0):
+    rng = np.random.default_rng(seed)
+    n = n_queries * size
+    X = rng.normal(size=(n, 5))
+    y = np.clip(np.round(X[:, 0] + 0.5 * rng.normal(size=n) + 1), 0, 3)
+    return X, y, np.full(n_queries, size)
+
+
+def _table_value(page, metric):
+    m = re.search(rf"{re.escape(metric)}</td><td class=num>([0-9.eE+-]+)<", page)
+    return None if m is None else float(m.group(1))
+
+
+def test_report_scores_a_ranking_model_over_its_queries(tmp_path, capsys):
+    """``write_report`` had no ``group``/``qid``: a ranking model's report showed no metric,
+    and its note blamed the labels ("none of objective rank:ndcg applies to these labels").
+    ``hardwood report`` had no ``--group``/``--qid-column`` and ignored a file's qid:."""
+    pytest.importorskip("matplotlib")
+    from hardwood import report
+    from hardwood.ranking import ranking_metric
+
+    X, y, group = _ranking_data()
+    model = hw.train({"objective": "rank:ndcg", "max_depth": 3},
+                     hw.Dataset(X, y, group=group), num_boost_round=5)
+    ptr = np.concatenate([[0], np.cumsum(group)])
+    p = model.predict(X)
+    page = report.build_report(model, X, y, group=group)
+    for metric in ("ndcg@1", "ndcg@3", "ndcg@10", "map@10"):
+        assert _table_value(page, metric) == pytest.approx(ranking_metric(metric, y, p, ptr),
+                                                           abs=1e-6)
+    assert "in 30 queries" in page
+    qid = np.repeat(np.arange(30), 20)
+    assert _table_value(report.build_report(model, X, y, qid=qid), "ndcg@10") == \
+        _table_value(page, "ndcg@10")
+    bare = report.build_report(model, X, y)
+    assert "a ranking model is scored over queries" in bare and "ndcg@1<" not in bare
+    with pytest.raises(ValueError, match="add up to 10 rows, but the data has 600"):
+        report.build_report(model, X, y, group=[10])
+    regression = hw.train({"objective": "reg:squarederror"}, hw.Dataset(X, y), 2)
+    with pytest.raises(ValueError, match="ranking model only"):
+        report.build_report(regression, X, y, group=group)
+
+    # the command line: the file's own qid:, or --group
+    model_file, data = str(tmp_path / "rank.json"), str(tmp_path / "rank.libsvm")
+    model.save(model_file)
+    with open(data, "w") as fh:
+        for i in range(X.shape[0]):
+            feats = " ".join(f"{j}:{float(X[i, j])!r}" for j in range(X.shape[1]))
+            fh.write(f"{int(y[i])} qid:{i // 20} {feats}\n")
+    out = str(tmp_path / "r.html")
+    assert main(["report", "-m", model_file, "--data", data, "--out", out]) == 0
+    with open(out, encoding="utf-8") as fh:
+        assert _table_value(fh.read(), "ndcg@10") == _table_value(page, "ndcg@10")
+    sizes = str(tmp_path / "sizes.txt")
+    with open(sizes, "w") as fh:
+        fh.write("300\n300\n")
+    assert main(["report", "-m", model_file, "--data", data, "--group", sizes,
+                 "--out", out]) == 0
+    two = np.array([0, 300, 600])
+    with open(out, encoding="utf-8") as fh:
+        assert _table_value(fh.read(), "ndcg@10") == pytest.approx(
+            ranking_metric("ndcg@10", y, p, two), abs=1e-6)
+    capsys.readouterr()
+    with open(sizes, "w") as fh:
+        fh.write("300\n")
+    assert main(["report", "-m", model_file, "--data", data, "--group", sizes,
+                 "--out", out]) != 0
+    assert "add up to 300 rows, but the data has 600" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("runtime", ["naive", "struct", "pred", "vpred"])
 def test_forest_model_probabilities_are_clipped_in_every_runtime(runtime):
     """A forest's probabilities are sums of fraction / n_estimators: the estimators clipped

@@ -43,7 +43,7 @@ import numpy as np
 from tqdm import tqdm
 
 from .data.readers import ColumnTypeError, detect_format, read_table, read_table_with_queries
-from .objectives import ALIASES, DEFAULT_OBJECTIVE, names, objective_class
+from .objectives import ALIASES, DEFAULT_OBJECTIVE, is_ranking, names, objective_class
 from .train.callback import TrainingCallback
 
 EXIT_USAGE = 2
@@ -457,11 +457,29 @@ def _write_predictions(out, pred, output):
         raise OSError(f"cannot write the predictions to {out!r}: {e.strerror or e}") from None
 
 
-def read_for_model(path, label, fmt, info, no_header=False):
-    """``(X, y)`` of a data file read for a model whose features are ``info``: columns typed,
-    selected and ordered as the model's (``report`` reads its data this way)."""
-    X, y, _, _ = _read(path, label, fmt, no_header=no_header, info=info, hint=False)
-    return _align(X, info, path, no_header), y
+def read_for_model(path, label, fmt, model, no_header=False, group_file=None,
+                   qid_column=None):
+    """``(X, y, queries)`` of a data file read for a saved ``model``: columns typed,
+    selected and ordered as its features. A ranking model's ``queries`` (a ``Queries``, or
+    None when the file has none) come from ``group_file``, ``qid_column``, the file's
+    ``qid:`` or ``<data>.query``; for another model they are None, and the two options an
+    error."""
+    X, y, _, queries = _read(path, label, fmt, no_header=no_header, info=model.info,
+                             hint=False,
+                             queries=_query_options(model.objective, group_file, qid_column))
+    return _align(X, model.info, path, no_header), y, queries
+
+
+def _query_options(objective, group_file, qid_column):
+    """read_table_with_queries' options for a saved model's data: where a ranking model's
+    queries are looked for; None for another model (which must not be given any)."""
+    if group_file or qid_column:
+        if not is_ranking(objective):
+            raise CLIError("query groups (--group, --qid-column) score a ranking model only; "
+                           f"this model's objective is {objective!r}")
+        if group_file and qid_column:
+            raise CLIError("give the queries once: --group FILE or --qid-column COL")
+    return dict(group_file=group_file, qid_column=qid_column) if is_ranking(objective) else None
 
 
 def cmd_predict(args) -> int:
@@ -473,19 +491,9 @@ def cmd_predict(args) -> int:
     _check_out(args.out, "predictions", [("--model", args.model), ("--data", args.data),
                                           ("--group", args.group)])
     model = hardwood.load(args.model)
-    ranking = ALIASES.get(model.objective, model.objective) in names(task="ranking")
-    queries = None
-    if args.group or args.qid_column:
-        if not ranking:
-            raise CLIError("query groups (--group, --qid-column) score a ranking model only; "
-                           f"this model's objective is {model.objective!r}")
-        if args.group and args.qid_column:
-            raise CLIError("give the queries once: --group FILE or --qid-column COL")
-    if ranking:  # queries from the options, the file's qid:, or <data>.query
-        queries = dict(group_file=args.group, qid_column=args.qid_column)
-    X, y, _, found = _read(args.data, args.label, args.format, no_header=args.no_header,
-                           info=model.info, hint=False, queries=queries)
-    X = _align(X, model.info, args.data, args.no_header)
+    X, y, found = read_for_model(args.data, args.label, args.format, model,
+                                 no_header=args.no_header, group_file=args.group,
+                                 qid_column=args.qid_column)
     t0 = time.perf_counter()
     with threads(args.threads):
         pred = model.predict(X, output=args.output)
@@ -496,7 +504,7 @@ def cmd_predict(args) -> int:
     scored = args.label is not None or detect_format(args.data, args.format) == "libsvm"
     if y is not None and scored and args.output == "value":
         from .metrics import score_model
-        if ranking:
+        if is_ranking(model.objective):
             parts += _ranking_scores(model, y, pred, found, args.data)
         scores, problem = score_model(model, y, pred)
         parts += [f"{m} {_fmt_metric(v)}" for m, v in scores]
@@ -511,16 +519,16 @@ def cmd_predict(args) -> int:
 def _ranking_scores(model, y, pred, queries, path):
     """``hardwood predict``'s scores of a ranking model: NDCG@1, 3, 10 and MAP@10 over the
     file's queries, with the model's ``label_gain``; a hint when the queries are unknown."""
-    from .ranking import check_ranking_labels, label_gains, ranking_metric
+    from .metrics import score_ranking
 
     if queries is None:
         return [f"no ranking scores: {path!r} has no query groups (give --group FILE or "
                 f"--qid-column COL, qid: in a LibSVM file, or {path + '.query'!r})"]
-    check_ranking_labels(y, "--label", model.params.get("label_gain"))
     ptr = queries.boundaries(y.shape[0])
-    gain = label_gains(model.params, y)
-    return [f"{m} {_fmt_metric(ranking_metric(m, y, pred, ptr, gain))}"
-            for m in ("ndcg@1", "ndcg@3", "ndcg@10", "map@10")] + [f"{len(ptr) - 1} queries"]
+    scores, problem = score_ranking(model, y, pred, ptr)
+    if problem is not None:
+        return [f"not scored: {problem} in {path!r}"]
+    return [f"{m} {_fmt_metric(v)}" for m, v in scores] + [f"{len(ptr) - 1} queries"]
 
 
 def cmd_demo(args) -> int:

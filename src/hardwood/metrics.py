@@ -129,3 +129,20 @@ def score_model(model, y, pred):
     w = np.ones(y.shape[0])
     return [(m, get_metric(m)(y, pred, w)) for m in metrics_for_objective(model.objective)
             if not is_ranking(m)], None
+
+
+RANKING_REPORT_METRICS = ("ndcg@1", "ndcg@3", "ndcg@10", "map@10")
+
+
+def score_ranking(model, y, pred, ptr):
+    """``(scores, problem)`` of a ranking model's predictions ``pred`` over the queries
+    ``ptr`` (boundaries): NDCG@1, 3, 10 and MAP@10 with the model's ``label_gain``, or no
+    scores and why, when the labels are not the graded relevance the model was trained on."""
+    from .ranking import check_ranking_labels, label_gains, ranking_metric
+
+    try:
+        check_ranking_labels(y, "ranking", model.params.get("label_gain"))
+    except ValueError as e:
+        return [], str(e)
+    gain = label_gains(model.params, y)
+    return [(m, ranking_metric(m, y, pred, ptr, gain)) for m in RANKING_REPORT_METRICS], None

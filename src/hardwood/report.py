@@ -295,25 +295,34 @@ def _runtime_section(model, X):
               f"{ONE_ROW_CALLS} one-row calls, after a warm-up call, on this machine.</p>")
 
 
-def _metrics_rows(model, pred, y):
-    """``(rows, problem)``: the metric table's rows, or why the labels cannot be scored."""
-    from .metrics import score_model
+def _metrics_rows(model, pred, y, ptr):
+    """``(rows, problem)``: the metric table's rows, or why the labels cannot be scored.
+    ``ptr``: the query boundaries of a ranking model's data (None: not given)."""
+    from .metrics import score_model, score_ranking
+    from .objectives import is_ranking
 
     try:
         y = np.asarray(y, dtype=np.float64).reshape(-1)
     except (TypeError, ValueError):
         return [], "the labels are not numbers"
-    scores, problem = score_model(model, y, pred)
+    if is_ranking(model.objective):
+        if ptr is None:
+            return [], ("a ranking model is scored over queries: give them (group= or qid=; "
+                        "--group FILE or --qid-column COL)")
+        scores, problem = score_ranking(model, y, pred, ptr)
+    else:
+        scores, problem = score_model(model, y, pred)
     return [(m, _num(v, 6)) for m, v in scores], problem
 
 
-def _data_section(model, X, y, data_name, shap_rows):
+def _data_section(model, X, y, data_name, shap_rows, ptr=None):
     n = X.shape[0]  # (len() of a sparse matrix is an error)
-    parts = [f"<p class=sub>{_esc(data_name)}: {n:,} rows.</p>"]
+    queries = "" if ptr is None else f" in {len(ptr) - 1:,} queries"
+    parts = [f"<p class=sub>{_esc(data_name)}: {n:,} rows{queries}.</p>"]
     if y is None:
         parts.append(_note("Metrics: no labels given (<code>--label COL</code>)."))
     else:
-        rows, problem = _metrics_rows(model, model.predict(X), y)
+        rows, problem = _metrics_rows(model, model.predict(X), y, ptr)
         if rows:
             parts.append(_table(rows, header=("metric", "value"), numeric=(1,)))
         elif problem is not None:
@@ -352,10 +361,11 @@ def _tree_section(model):
     return "<h2>The first tree</h2>" + _img(fig, "tree 0")
 
 
-def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
-                 shap_rows=SHAP_ROWS) -> str:
+def build_report(model, X=None, y=None, *, group=None, qid=None, model_name=None,
+                 data_name=None, shap_rows=SHAP_ROWS) -> str:
     """The report's HTML text (see the module's docstring). ``X``, ``y``: data to score and
-    explain (``y`` may be None)."""
+    explain (``y`` may be None). ``group`` (query sizes) or ``qid`` (one id per row): the
+    queries of a ranking model's data, which its metrics are taken over."""
     model = hwplot.as_model(model)
     hwplot.require_matplotlib()
     if y is not None and X is None:
@@ -365,6 +375,17 @@ def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
     X = as_pandas_if_named_table(X)  # an Arrow table's rows are sampled by name, not position
     if X is not None and y is not None and X.shape[0] != len(np.asarray(y).reshape(-1)):
         raise ValueError(f"X has {X.shape[0]} rows but y has {len(np.asarray(y).reshape(-1))}")
+    ptr = None
+    if group is not None or qid is not None:
+        from .objectives import is_ranking
+        from .ranking import group_ptr
+
+        if X is None:
+            raise ValueError("queries (group=, qid=) without data: give X as well")
+        if not is_ranking(model.objective):
+            raise ValueError("queries (group=, qid=) score a ranking model only; this "
+                             f"model's objective is {model.objective!r}")
+        ptr = group_ptr(X.shape[0], group, qid)
     from . import __version__
 
     if X is not None:
@@ -383,7 +404,7 @@ def build_report(model, X=None, y=None, *, model_name=None, data_name=None,
             "<h2>Prediction runtime</h2>", _runtime_section(model, X)]
     if X is not None:
         body += ["<h2>On the data</h2>",
-                 _data_section(model, X, y, data_name or "the given data", shap_rows)]
+                 _data_section(model, X, y, data_name or "the given data", shap_rows, ptr)]
     body.append(_tree_section(model))
     return ("<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
             '<meta name=viewport content="width=device-width,initial-scale=1">'
@@ -421,6 +442,12 @@ def add_parser(sub):
     r.add_argument("--format", metavar="FMT",
                    help="data format: csv, parquet or libsvm (default: from the extension)")
     r.add_argument("--no-header", action="store_true", help="CSV without a header row")
+    r.add_argument("--group", metavar="FILE",
+                   help="ranking: the query sizes of --data, one a line, to score NDCG and "
+                        "MAP against --label (default: the file's qid:, else <data>.query)")
+    r.add_argument("--qid-column", metavar="COL",
+                   help="ranking: the CSV/Parquet column of query ids (taken out of the "
+                        "features)")
     r.add_argument("--shap-rows", type=int, default=SHAP_ROWS, metavar="N",
                    help=f"rows explained in the SHAP summary (default {SHAP_ROWS})")
     r.add_argument("--threads", type=int, default=None, metavar="N",
@@ -439,7 +466,8 @@ def run(args) -> int:
     out = args.out
     if out == "-" or os.path.isdir(out):
         raise CLIError(f"--out {out!r}: give a file name for the report")
-    check_out_not_input(out, [("--model", args.model), ("--data", args.data)])
+    check_out_not_input(out, [("--model", args.model), ("--data", args.data),
+                              ("--group", args.group)])
     if not os.path.isdir(os.path.dirname(os.path.abspath(out))):
         raise CLIError(f"cannot write the report to {out!r}: its directory does not exist")
     if args.label is not None and args.data is None:
@@ -449,14 +477,20 @@ def run(args) -> int:
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
     hwplot.require_matplotlib()  # before reading anything
+    if (args.group or args.qid_column) and args.data is None:
+        raise CLIError("--group and --qid-column need --data")
     model = hardwood.load(args.model)
-    X = y = None
+    X = y = queries = None
     if args.data is not None:
-        X, y = read_for_model(args.data, args.label, args.format, model.info,
-                              no_header=args.no_header)
+        X, y, queries = read_for_model(args.data, args.label, args.format, model,
+                                       no_header=args.no_header,
+                                       group_file=args.group, qid_column=args.qid_column)
+    if queries is not None:
+        queries.boundaries(X.shape[0])  # sizes that do not add up: an error naming the file
     t0 = time.perf_counter()
     with threads(args.threads):
-        write_report(model, out, X, y, model_name=os.path.basename(args.model),
+        write_report(model, out, X, y, **({} if queries is None else queries.dataset_kwargs()),
+                     model_name=os.path.basename(args.model),
                      data_name=None if args.data is None else os.path.basename(args.data),
                      shap_rows=args.shap_rows)
     print(f"hardwood: report of {args.model} written to {out} "

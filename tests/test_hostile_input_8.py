@@ -80,6 +80,36 @@ def test_report_scores_a_ranking_model_over_its_queries(tmp_path, capsys):
     assert "add up to 300 rows, but the data has 600" in capsys.readouterr().err
 
 
+def test_train_takes_xgboosts_evals_evals_result_and_xgb_model():
+    """``hardwood.train(..., evals=[(dtrain, 'train'), (dvalid, 'eval')])``, XGBoost's
+    keywords, was a bare TypeError ("unexpected keyword argument 'evals'")."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] + rng.normal(size=1200) > 0).astype(float)
+    dtrain = hw.Dataset(X[:900], y[:900])
+    dvalid = hw.Dataset(X[900:], y[900:], reference=dtrain)
+    params = {"objective": "binary:logistic", "eval_metric": "logloss", "max_depth": 3}
+    result = {"stale": 1}
+    model = hw.train(params, dtrain, 6, evals=[(dtrain, "train"), (dvalid, "eval")],
+                     evals_result=result)
+    same = hw.train(params, dtrain, 6, valid_sets=[dtrain, dvalid],
+                    valid_names=["train", "eval"])
+    assert result == same.evals_result == model.evals_result
+    assert list(result) == ["train", "eval"] and len(result["eval"]["logloss"]) == 6
+    more = hw.train(params, dtrain, 3, xgb_model=model)
+    assert more.num_trees == 9
+    np.testing.assert_array_equal(more[:6].predict(X), model.predict(X))
+    for bad in ([dvalid], [(dvalid, 1)], [(dvalid,)]):
+        with pytest.raises(TypeError, match=r"list of \(Dataset, name\) pairs"):
+            hw.train(params, dtrain, 2, evals=bad)
+    with pytest.raises(ValueError, match="validation sets once"):
+        hw.train(params, dtrain, 2, evals=[(dvalid, "v")], valid_sets=[dvalid])
+    with pytest.raises(ValueError, match="once: init_model= or xgb_model="):
+        hw.train(params, dtrain, 2, init_model=model, xgb_model=model)
+    with pytest.raises(TypeError, match="evals_result must be a dict"):
+        hw.train(params, dtrain, 2, evals_result=[])
+
+
 @pytest.mark.parametrize("runtime", ["naive", "struct", "pred", "vpred"])
 def test_forest_model_probabilities_are_clipped_in_every_runtime(runtime):
     """A forest's probabilities are sums of fraction / n_estimators: the estimators clipped

@@ -15,7 +15,7 @@ from .callback import CallbackContainer, EarlyStopping, EvaluationPrinter
 
 def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_names=(),
           early_stopping_rounds=None, callbacks=(), verbose_eval=False,
-          init_model=None) -> Model:
+          init_model=None, *, evals=None, evals_result=None, xgb_model=None) -> Model:
     """Train a gradient-boosted tree model.
 
     Parameters follow XGBoost's names (LightGBM aliases accepted); see
@@ -25,14 +25,38 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     ``num_boost_round`` more rounds are added to them (see :class:`hardwood.Booster`).
     Callbacks receive a snapshot of the model after each round (their own Model: a
     callback that predicts, or keeps it, never sees later rounds change it).
+
+    XGBoost's keywords are taken too: ``evals`` (``(Dataset, name)`` pairs: the validation
+    sets and their names), ``evals_result`` (a dict that is filled with the scores, as the
+    model's ``evals_result``) and ``xgb_model`` (``init_model``).
     """
+    if evals is not None:
+        if valid_sets or valid_names:
+            raise ValueError("give the validation sets once: evals=[(Dataset, name), ...] "
+                             "(XGBoost's) or valid_sets=/valid_names= (LightGBM's)")
+        pairs = [tuple(e) if isinstance(e, (tuple, list)) else e for e in evals]
+        if not all(isinstance(e, tuple) and len(e) == 2 and isinstance(e[1], str)
+                   for e in pairs):
+            raise TypeError("evals must be a list of (Dataset, name) pairs, as XGBoost's: "
+                            f"got {evals!r:.100}")
+        valid_sets, valid_names = [e[0] for e in pairs], [e[1] for e in pairs]
+    if xgb_model is not None:
+        if init_model is not None:
+            raise ValueError("give the model to continue once: init_model= or xgb_model=")
+        init_model = xgb_model
+    if evals_result is not None and not isinstance(evals_result, dict):
+        raise TypeError(f"evals_result must be a dict to fill, got {type(evals_result).__name__}")
     if not isinstance(num_boost_round, (int, np.integer)) or num_boost_round < 1:
         raise ValueError(f"num_boost_round must be a positive integer, got {num_boost_round!r}")
     if early_stopping_rounds is not None:
         if not isinstance(early_stopping_rounds, (int, np.integer)) or early_stopping_rounds < 1:
             raise ValueError("early_stopping_rounds must be a positive integer")
     bst = Booster(params, train_set, valid_sets, valid_names, init_model=init_model)
-    return train_booster(bst, num_boost_round, early_stopping_rounds, callbacks, verbose_eval)
+    model = train_booster(bst, num_boost_round, early_stopping_rounds, callbacks, verbose_eval)
+    if evals_result is not None:
+        evals_result.clear()
+        evals_result.update(model.evals_result)
+    return model
 
 
 def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None, callbacks=(),

@@ -3,9 +3,9 @@ that Numba's ``cache=True`` can keep their machine code on disk between processe
 
 The folder is ``$HARDWOOD_CACHE_DIR`` if set, else ``~/.cache/hardwood``; the sources go to
 its ``kernels`` subfolder (Numba's machine code to ``kernels/__pycache__``). A file is named
-by the hash of its source and of the stamps (size, mtime) of the hardwood modules it imports,
-with their own hardwood imports: a change of the generator never reuses stale code, and
-neither does a new hardwood whose generated text is the same. Numba compiles the imported
+by the hash of its source and of the sources of the hardwood modules it imports, with their
+own hardwood imports: a change of the generator never reuses stale code, and neither does a
+new hardwood whose generated text is the same. Numba compiles the imported
 functions into the kernel's machine code but checks only the kernel file's own stamp, so
 without them an upgrade that changed ``transform_inplace`` kept the old transform.
 
@@ -219,8 +219,8 @@ def _clean_numba_cache(pycache, name, uid):
 
 
 def _module_stamp(name):
-    """``(stamp, imports)`` of hardwood module ``name``: its file's size and mtime, and the
-    hardwood modules it imports (absolute or relative imports, read from its source)."""
+    """``(stamp, imports)`` of hardwood module ``name``: the hash of its source, and the
+    hardwood modules it imports (absolute or relative imports, read from that source)."""
     got = _STAMPS.get(name)
     if got is None:
         try:
@@ -231,9 +231,9 @@ def _module_stamp(name):
         if path is None or not os.path.isfile(path):  # a name, not a module (from . import f)
             _STAMPS[name] = ("", [])
             return _STAMPS[name]
-        st = os.stat(path)
         with open(path, "rb") as fh:
-            tree = ast.parse(fh.read(), path)
+            text = fh.read()
+        tree = ast.parse(text, path)
         package = name if os.path.basename(path) == "__init__.py" else name.rpartition(".")[0]
         imports = set()
         for node in ast.walk(tree):
@@ -249,7 +249,8 @@ def _module_stamp(name):
                         imports.update(f"{base}.{a.name}" for a in node.names)
             elif isinstance(node, ast.Import):
                 imports.update(a.name for a in node.names if a.name.split(".")[0] == "hardwood")
-        got = _STAMPS[name] = (f"{name}:{st.st_size}:{st.st_mtime_ns}", sorted(imports))
+        got = _STAMPS[name] = (f"{name}:{hashlib.sha256(text).hexdigest()[:24]}",
+                               sorted(imports))
     return got
 
 

@@ -160,3 +160,50 @@ def test_generated_kernels_are_renamed_when_the_hardwood_code_they_import_change
     second = _cache.load_source("stamp", source)
     assert second.__name__ != first.__name__  # a new file: no stale machine code
     assert os.path.isfile(second.__file__) and os.path.isfile(first.__file__)
+
+
+def test_query_sizes_that_overflow_are_refused_not_a_segfault():
+    """``group=[2**63 - 1, 2**63 - 1, 102]`` on 100 rows summed to 100 in int64 and passed;
+    training then read past its arrays (SIGSEGV). ``[inf, 50]`` added up to a nonsense
+    total."""
+    from hardwood.ranking import group_ptr
+
+    X = np.random.default_rng(0).normal(size=(100, 3))
+    y = np.random.default_rng(1).integers(0, 3, 100).astype(float)
+    for group in ([2**63 - 1, 2**63 - 1, 102], [2**62] * 4 + [100],
+                  np.array([2**64 - 1], dtype=np.uint64)):
+        with pytest.raises(ValueError, match="holds a query of .* rows, but the data has 100"):
+            hw.Dataset(X, y, group=group)
+        with pytest.raises(ValueError, match="holds a query of"):
+            hw.GBDTRanker(n_estimators=2).fit(X, y, group=group)
+    for group in ([np.inf, 50], [np.nan, 100], [50.5, 49.5]):
+        with pytest.raises(ValueError, match="not a positive integer"):
+            group_ptr(100, group)
+    np.testing.assert_array_equal(group_ptr(100, [60.0, 40.0]), [0, 60, 100])
+
+
+def test_missing_left_split_takes_the_highest_tied_threshold_as_xgboost():
+    """In a node whose rows leave bins empty, every threshold in the gap has the same gain.
+    For a split that sends missing values left, hardwood took the lowest of them and XGBoost
+    (scanning backwards) the highest: training rows went alike, but new rows in the gap
+    went the other way (5.0 against XGBoost's 0.0)."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    n = 2000
+    f0 = rng.integers(0, 2, n).astype(float)
+    f1 = rng.integers(0, 10, n).astype(float)
+    high = f0 == 1
+    gap = high & (f1 >= 3) & (f1 <= 6)  # rows of f0 == 1 hold no 3..6
+    f1[gap] = rng.choice([0, 1, 2, 7, 8, 9], size=int(gap.sum()))
+    f1[high & (rng.random(n) < 0.2)] = np.nan  # missing values behave as the low values
+    y = np.where(high, np.where(np.isnan(f1) | (f1 <= 2), 0.0, 5.0),
+                 -20.0 + 0.01 * np.nan_to_num(f1))
+    X = np.column_stack([f0, f1])
+    params = {"objective": "reg:squarederror", "max_depth": 2, "learning_rate": 1.0,
+              "reg_lambda": 0.0, "base_score": 0.0}
+    ours = hw.train(params, hw.Dataset(X, y), 1)
+    theirs = xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X, y), 1)
+    query = np.array([[1.0, 3.0], [1.0, 4.0], [1.0, 6.0], [1.0, np.nan], [1.0, 7.0]])
+    np.testing.assert_allclose(ours.predict(query), theirs.predict(xgb.DMatrix(query)),
+                               atol=1e-5)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-5)

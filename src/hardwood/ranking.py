@@ -46,9 +46,15 @@ def group_ptr(n_rows, group=None, qid=None, what="group"):
         sizes = np.asarray(group)
         if sizes.ndim != 1 or sizes.size == 0 or sizes.dtype.kind not in "iuf":
             raise ValueError(f"{what} must be a 1-d array of query sizes, got {sizes!r:.80}")
-        if np.any(sizes != np.floor(sizes)) or np.any(sizes < 1):
+        with np.errstate(invalid="ignore"):
+            bad = ~np.isfinite(sizes) | (sizes != np.floor(sizes)) | (sizes < 1) \
+                if sizes.dtype.kind == "f" else sizes < 1
+        if np.any(bad):
             raise ValueError(f"{what} holds a size that is not a positive integer "
-                             f"(first: {sizes[(sizes != np.floor(sizes)) | (sizes < 1)][0]!r})")
+                             f"(first: {sizes[bad][0].item()!r})")
+        if np.any(sizes > n_rows):  # before the sum, which could wrap around in int64
+            raise ValueError(f"{what} holds a query of {sizes[sizes > n_rows][0].item()!r} rows, but "
+                             f"the data has {n_rows}")
         sizes = sizes.astype(np.int64)
         if int(sizes.sum()) != n_rows:
             raise ValueError(f"{what} sizes add up to {int(sizes.sum())} rows, but the data "

@@ -117,6 +117,23 @@ def _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, out):
 # a field of at most this many value bins is scanned in one pass (``_scan_numeric_short``):
 # the buffers of the vectorised scan cost an allocation, more than a few bins' gains
 SHORT_FIELD_BINS = 32
+# Gains within this relative distance are a tie. A bin that holds none of a node's rows
+# should tie with the bin before it, but a histogram made by subtraction (parent minus
+# sibling) leaves a residue of a few ulps in it, and the tie went to whichever bin the
+# rounding favoured: a threshold inside the node's gap that XGBoost does not choose.
+TIE = 1e-9
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _beats(g, best):
+    """Whether gain ``g`` is better than ``best`` by more than a tie (``TIE``)."""
+    return g > best and (best == -np.inf or g - best > TIE * abs(best))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _ties_or_beats(g, best):
+    """Whether gain ``g`` is at least a tie with ``best`` (``TIE``), and a valid gain."""
+    return g > -np.inf and (best == -np.inf or g >= best - TIE * abs(best))
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
@@ -130,37 +147,44 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
     with_missing = Hm > 0.0
     GL = 0.0
     HL = 0.0
-    best = -np.inf
+    best = -np.inf  # missing right: the first best bin
     best_bin = -1
-    best_dl = False
     best_GL = 0.0
     best_HL = 0.0
+    best1 = -np.inf  # missing left: the last best bin
+    best1_bin = -1
+    best1_GL = 0.0
+    best1_HL = 0.0
     for b in range(nv):
         GL += hf[b, 0]
         HL += hf[b, 1]
         g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
-        if g0 > best:
+        if _beats(g0, best):
             best = g0
             best_bin = b
-            best_dl = False
             best_GL = GL
             best_HL = HL
         if with_missing:
             g1 = _split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent)
-            if g1 > best:
-                best = g1
-                best_bin = b
-                best_dl = True
-                best_GL = GL + Gm
-                best_HL = HL + Hm
-    return best, best_bin, best_dl, best_GL, best_HL
+            if _ties_or_beats(g1, best1):
+                best1 = max(g1, best1)
+                best1_bin = b
+                best1_GL = GL + Gm
+                best1_HL = HL + Hm
+    if _beats(best1, best):
+        return best1, best1_bin, True, best1_GL, best1_HL
+    return best, best_bin, False, best_GL, best_HL
 
 
 @njit(cache=True, nogil=True)
 def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     """Best threshold of a numeric field: prefix sums, then every bin's gain (missing right,
-    and missing left where the node has missing values), then the first best in the order
-    (bin, missing right before left)."""
+    and missing left where the node has missing values), then the best in XGBoost's order:
+    missing right by ascending bin, then missing left by descending bin, a later candidate
+    winning only by a greater gain (beyond ``TIE``). Where a node leaves bins empty, tied
+    thresholds send its missing values left at the highest of them, as XGBoost's backward
+    scan does (hardwood took the lowest: rows in the gap went the other way, 1.1 apart in
+    prediction)."""
     if nv <= SHORT_FIELD_BINS:
         return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent)
     hf = hist[off:off + nv + 1]
@@ -187,13 +211,19 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     best_bin = -1
     best_dl = False
     for b in range(nv):
-        if g0[b] > best:
+        if _beats(g0[b], best):
             best = g0[b]
             best_bin = b
-            best_dl = False
-        if with_missing and g1[b] > best:
-            best = g1[b]
-            best_bin = b
+    if with_missing:
+        best1 = -np.inf
+        best1_bin = -1
+        for b in range(nv):
+            if _ties_or_beats(g1[b], best1):
+                best1 = max(g1[b], best1)
+                best1_bin = b
+        if _beats(best1, best):
+            best = best1
+            best_bin = best1_bin
             best_dl = True
     if best_bin < 0:
         return best, best_bin, best_dl, 0.0, 0.0

@@ -207,3 +207,60 @@ def test_missing_left_split_takes_the_highest_tied_threshold_as_xgboost():
     np.testing.assert_allclose(ours.predict(query), theirs.predict(xgb.DMatrix(query)),
                                atol=1e-5)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-5)
+
+
+def test_weighted_ndcg_counts_queries_without_a_relevant_row_as_the_peers():
+    """A weighted query without a relevant row scored NDCG 1 times its weight; XGBoost and
+    LightGBM add 1 unweighted (and still divide by every weight): ndcg@3 0.647955 where
+    both peers gave 0.607880."""
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    from hardwood.ranking import ranking_metric
+
+    rng = np.random.default_rng(0)
+    sizes = rng.integers(1, 25, size=60)
+    n = int(sizes.sum())
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    y = (rng.integers(0, 4, size=n) > 1).astype(float)
+    p = rng.normal(size=n).round(1)  # ties too
+    X = rng.normal(size=(n, 3))
+    qw = rng.uniform(0.1, 5, size=60)
+    w = np.repeat(qw, sizes)
+    assert sum(y[a:b].max() == 0 for a, b in zip(ptr[:-1], ptr[1:])) >= 2  # the case
+    for name in ("ndcg@3", "ndcg", "map@5"):
+        d = xgb.DMatrix(X, y, base_margin=p, weight=qw)
+        d.set_group(sizes)
+        theirs = float(xgb.train({"objective": "rank:ndcg", "eval_metric": name}, d, 0)
+                       .eval(d).split(":")[-1])
+        assert ranking_metric(name, y, p, ptr, w=w) == pytest.approx(theirs, abs=2e-6), name
+    res = {}
+    data = lgb.Dataset(X, y, group=sizes, init_score=p, weight=w)
+    lgb.train({"objective": "lambdarank", "metric": "ndcg", "eval_at": [3],
+               "learning_rate": 1e-12, "min_data_in_leaf": 10**6, "verbose": -1}, data, 1,
+              valid_sets=[lgb.Dataset(X, y, group=sizes, init_score=p, weight=w)],
+              valid_names=["t"], callbacks=[lgb.record_evaluation(res)])
+    assert ranking_metric("ndcg@3", y, p, ptr, w=w) == pytest.approx(res["t"]["ndcg@3"][0],
+                                                                      abs=1e-9)
+
+
+def test_validation_grades_above_the_training_grades_are_scored():
+    """Training grades 0..2 and a validation set with grade 3, no label_gain given: "valid
+    set 'valid_0' has label 3, beyond label_gain's 3 grades" (both peers train and score
+    it: their default gains cover grades 0..30)."""
+    from hardwood.ranking import ranking_metric
+
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(400, 4)), rng.integers(0, 3, 400).astype(float)
+    Xv, yv = rng.normal(size=(200, 4)), rng.integers(0, 4, 200).astype(float)
+    train = hw.Dataset(X, y, group=[20] * 20)
+    model = hw.train({"objective": "rank:ndcg", "eval_metric": "ndcg@10"}, train, 3,
+                     valid_sets=[hw.Dataset(Xv, yv, group=[20] * 10, reference=train)])
+    expected = ranking_metric("ndcg@10", yv, model.predict(Xv), np.arange(0, 201, 20))
+    assert model.evals_result["valid_0"]["ndcg@10"][-1] == pytest.approx(expected, rel=1e-12)
+    ranker = hw.GBDTRanker(n_estimators=3).fit(X, y, group=[20] * 20, eval_set=[(Xv, yv)],
+                                              eval_group=[[20] * 10])
+    (scores,) = ranker.evals_result_["validation_0"].values()
+    assert len(scores) == 3 and np.all(np.isfinite(scores))
+    with pytest.raises(ValueError, match="label_gain"):  # a gain table given is the limit
+        hw.train({"objective": "rank:ndcg", "label_gain": [0, 1, 3]}, train, 2,
+                 valid_sets=[hw.Dataset(Xv, yv, group=[20] * 10, reference=train)])

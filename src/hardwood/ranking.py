@@ -82,11 +82,13 @@ def group_ptr(n_rows, group=None, qid=None, what="group"):
 
 
 def label_gains(params, y):
-    """The gain of each label 0..max: ``label_gain`` as given, else 2^label - 1."""
+    """The gain of each label: ``label_gain`` as given, else 2^label - 1 for every grade
+    0..30 (not only up to the training labels' largest, so that a validation set may hold a
+    higher grade, as in both peers)."""
     top = int(y.max()) if y.size else 0
     gain = params.get("label_gain")
     if gain is None:
-        return np.array([2.0 ** i - 1.0 for i in range(max(top, 0) + 1)])
+        return np.array([2.0 ** i - 1.0 for i in range(MAX_LABEL + 1)])
     gain = np.asarray(gain, dtype=np.float64)
     if gain.ndim != 1 or gain.size <= top:
         raise ValueError(f"label_gain has {gain.size} entries, but the labels go up to {top}")
@@ -273,7 +275,8 @@ def ranking_metric(name, y, p, ptr, gain=None, w=None):
     """The mean over queries of metric ``name`` (see the module docstring). Row weights
     ``w`` weight each query by the mean of its rows' weights, as LightGBM does; with one
     weight per query repeated over its rows, that is XGBoost's per-query weight. Both peers
-    score weighted validation sets this way."""
+    score weighted validation sets this way, NDCG's queries without a relevant row included:
+    each adds its score of 1 unweighted to the sum, which is divided by all the weights."""
     base, k = parse_ranking_metric(name)
     y = np.ascontiguousarray(y, dtype=np.float64)
     if gain is None:
@@ -292,4 +295,8 @@ def ranking_metric(name, y, p, ptr, gain=None, w=None):
     sums[rows] = np.add.reduceat(np.asarray(w, dtype=np.float64), ptr[:-1][rows])
     qw = np.divide(sums, sizes, out=np.zeros(per.size), where=rows)
     total = qw.sum()
+    if base == "ndcg":  # a query without a relevant row adds 1, unweighted, as both peers
+        top = np.zeros(per.size)
+        top[rows] = np.maximum.reduceat(np.asarray(gain)[y.astype(np.int64)], ptr[:-1][rows])
+        qw = np.where(top > 0.0, qw, 1.0)
     return float(per @ qw / total) if total > 0 else float("nan")

@@ -264,3 +264,21 @@ def test_validation_grades_above_the_training_grades_are_scored():
     with pytest.raises(ValueError, match="label_gain"):  # a gain table given is the limit
         hw.train({"objective": "rank:ndcg", "label_gain": [0, 1, 3]}, train, 2,
                  valid_sets=[hw.Dataset(Xv, yv, group=[20] * 10, reference=train)])
+
+
+def test_lossguide_keeps_xgboosts_depth_of_6_unless_num_leaves_brings_lightgbms():
+    """``grow_policy='lossguide'`` without ``max_depth`` grew trees of depth 18 where
+    XGBoost keeps its default depth of 6: predictions 0.56 apart."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(3000, 6)), 1)
+    y = (X[:, 0] + X[:, 1] * X[:, 2] + rng.normal(size=3000) > 0).astype(float)
+    params = {"objective": "binary:logistic", "grow_policy": "lossguide", "max_leaves": 64}
+    ours = hw.train(params, hw.Dataset(X, y), 8)
+    theirs = xgb.train({**params, "tree_method": "hist"}, xgb.DMatrix(X, y), 8)
+    assert ours.params["max_depth"] == 6 and max(t.depth() for t in ours.trees) == 6
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-5)
+    lightgbm = hw.train({"objective": "binary", "num_leaves": 64}, hw.Dataset(X, y), 2)
+    assert lightgbm.params["max_depth"] == 0  # LightGBM's max_depth=-1
+    unbounded = hw.train({**params, "max_depth": 0}, hw.Dataset(X, y), 2)
+    assert max(t.depth() for t in unbounded.trees) > 6

@@ -72,8 +72,8 @@ def test_fused_and_learner_multiclass(monkeypatch):
 
 
 @pytest.mark.parametrize("params", [
-    {"grow_policy": "lossguide"},
-    {"grow_policy": "lossguide", "colsample_bynode": 0.6, "subsample": 0.8},
+    {"grow_policy": "lossguide", "max_depth": 0},
+    {"grow_policy": "lossguide", "max_depth": 0, "colsample_bynode": 0.6, "subsample": 0.8},
     {"grow_policy": "lossguide", "max_depth": 30, "min_child_weight": 5},
 ])
 def test_unbounded_lossguide_fused_regrows_to_the_learners_tree(params, monkeypatch):
@@ -93,7 +93,7 @@ def test_unbounded_lossguide_fused_regrows_to_the_learners_tree(params, monkeypa
 
 def test_unbounded_lossguide_multiclass_with_node_sampling(monkeypatch):
     X, y = _data(6, n=900)
-    p = {"grow_policy": "lossguide", "colsample_bynode": 0.5}
+    p = {"grow_policy": "lossguide", "max_depth": 0, "colsample_bynode": 0.5}
     monkeypatch.setattr(grower_mod, "UNBOUNDED_FIRST_LEAVES", 4)
     monkeypatch.setattr(grower_mod, "FUSED", True)
     fused = _train(p, X, y, rounds=2, objective="multi:softprob")

@@ -12,7 +12,7 @@ from . import sampling
 DEFAULTS = {
     "objective": DEFAULT_OBJECTIVE["regression"],  # a name or alias of hardwood.objectives
     "learning_rate": 0.3,
-    "max_depth": None,  # 6 for depthwise, 0 (no limit) for lossguide
+    "max_depth": None,  # 6; 0 (no limit) for lossguide brought by LightGBM's num_leaves
     "max_leaves": 0,
     "grow_policy": "depthwise",
     "min_child_weight": 1.0,
@@ -215,7 +215,10 @@ def resolve_params(params) -> dict:
     if p["grow_policy"] not in GROW_POLICIES:
         raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {p['grow_policy']!r}")
     if p["max_depth"] is None:
-        p["max_depth"] = 0 if p["grow_policy"] == "lossguide" else 6
+        # XGBoost's 6 whatever the growth (lossguide trees of depth 18 were 0.56 off XGBoost's);
+        # LightGBM's num_leaves brings LightGBM's max_depth=-1, no limit
+        lightgbm = "num_leaves" in params and p["grow_policy"] == "lossguide"
+        p["max_depth"] = 0 if lightgbm else 6
     if p["max_depth"] == -1:  # LightGBM's "no limit"
         p["max_depth"] = 0
     _num(p, "max_depth", 0, integer=True)

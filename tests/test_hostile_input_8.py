@@ -282,3 +282,14 @@ def test_lossguide_keeps_xgboosts_depth_of_6_unless_num_leaves_brings_lightgbms(
     assert lightgbm.params["max_depth"] == 0  # LightGBM's max_depth=-1
     unbounded = hw.train({**params, "max_depth": 0}, hw.Dataset(X, y), 2)
     assert max(t.depth() for t in unbounded.trees) > 6
+
+
+def test_sigmoid_outside_ranking_is_refused_not_ignored():
+    """LightGBM's ``sigmoid`` with ``objective='binary'`` scales its logistic (predictions
+    0.045 apart at 3.0); hardwood read it for ranking only and trained slope 1 silently."""
+    X = np.random.default_rng(0).normal(size=(200, 3))
+    y = (X[:, 0] > 0).astype(float)
+    with pytest.raises(ValueError, match="sigmoid=3.0 is the slope of the ranking"):
+        hw.train({"objective": "binary", "sigmoid": 3.0}, hw.Dataset(X, y), 2)
+    hw.train({"objective": "binary", "sigmoid": 1.0}, hw.Dataset(X, y), 2)  # the default
+    hw.train({"objective": "rank:ndcg", "sigmoid": 3.0}, hw.Dataset(X, y, group=[100, 100]), 2)

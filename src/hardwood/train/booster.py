@@ -62,6 +62,11 @@ class Booster:
         if task != "multiclass" and p["num_class"] is not None:  # it was ignored
             raise ValueError(f"num_class={p['num_class']} applies to multiclass objectives "
                              f"(multi:softprob), not {p['objective']!r}")
+        if task != "ranking" and p["sigmoid"] != 1.0:  # it was ignored
+            raise ValueError(f"sigmoid={p['sigmoid']} is the slope of the ranking objectives' "
+                             f"pairwise logistic, not of {p['objective']!r}: hardwood has no "
+                             "LightGBM binary sigmoid parameter (the logistic of "
+                             "binary:logistic has slope 1)")
         if task == "multiclass" and p["num_class"] is None:
             p["num_class"] = (init.n_outputs if init is not None
                               else _classes_from_labels(y, p["objective"]))

@@ -293,3 +293,44 @@ def test_sigmoid_outside_ranking_is_refused_not_ignored():
         hw.train({"objective": "binary", "sigmoid": 3.0}, hw.Dataset(X, y), 2)
     hw.train({"objective": "binary", "sigmoid": 1.0}, hw.Dataset(X, y), 2)  # the default
     hw.train({"objective": "rank:ndcg", "sigmoid": 3.0}, hw.Dataset(X, y, group=[100, 100]), 2)
+
+
+def test_plots_say_what_they_draw():
+    """plot_tree drew an XGBoost import's split ``x < 1`` (stored as x <= 0.99999997) as
+    "f0 ≤ 1": a row of 1 went left in the picture and right in the model. class_index=1.7
+    or '1' drew class 1; np.int64 counts were refused while True was taken as 1;
+    show_info=None and precision=-1 were bare errors; dataset_names='valid_0' was read as
+    its letters."""
+    pytest.importorskip("matplotlib")
+    xgb = pytest.importorskip("xgboost")
+    import matplotlib
+    matplotlib.use("Agg")
+    from hardwood import plot
+
+    X = np.repeat([[0.0], [1.0], [2.0]], 50, axis=0)
+    y = np.r_[np.zeros(50), np.ones(50), np.ones(50)] * 10
+    model = hw.import_model(xgb.train({"max_depth": 1, "base_score": 0},
+                                      xgb.DMatrix(X, y), 1))
+    labels = [t.get_text() for t in plot.plot_tree(model, 0).texts]
+    assert "f0 < 1" in labels and model.predict(np.array([[1.0]]))[0] > 1  # right: 'no'
+    own = hw.train({"max_depth": 1, "base_score": 0}, hw.Dataset(X, y), 1)
+    assert "f0 ≤ 0.5" in [t.get_text() for t in plot.plot_tree(own, 0, show_info=None).texts]
+    with pytest.raises(ValueError, match="precision must be an integer >= 0"):
+        plot.plot_tree(own, 0, precision=-1)
+
+    rng = np.random.default_rng(0)
+    Xm = rng.normal(size=(300, 4))
+    multi = hw.train({"objective": "multi:softprob", "num_class": 3, "max_depth": 2},
+                     hw.Dataset(Xm, rng.integers(0, 3, 300).astype(float)), 2)
+    for bad in (1.7, "1", True):
+        with pytest.raises(ValueError, match="class_index"):
+            plot.plot_shap_summary(multi, Xm, class_index=bad)
+    plot.plot_shap_summary(multi, Xm, class_index=np.int64(1), max_display=np.int64(2))
+    plot.plot_importance(multi, max_num_features=np.int64(2))
+    with pytest.raises(ValueError, match="max_num_features must be a positive integer"):
+        plot.plot_importance(multi, max_num_features=True)
+    curves = {"valid_0": {"rmse": [3.0, 2.0]}, "train": {"rmse": [2.5, 1.0]}}
+    ax = plot.plot_metric(curves, dataset_names="valid_0")
+    assert [line.get_label() for line in ax.get_lines()] == ["valid_0"]
+    with pytest.raises(TypeError, match="maps each data set to its metrics' curves"):
+        plot.plot_metric({"valid_0": [1, 2, 3]})

@@ -117,8 +117,11 @@ def test_plot_tree_shows_conditions_categories_missing_and_leaves(model, tmp_pat
             words = tree.cat_bitsets[tree.cat_offset[i]:]
             left = [c for k, c in enumerate(CITIES) if (int(words[0]) >> k) & 1]
             assert f"{name} ∈ {{{', '.join(left)}}}" in [s.replace("\n", " ") for s in labels]
-        else:
-            assert any(s.startswith(f"{name} ≤ ") for s in labels)
+        else:  # 'x ≤ r' where r, the rounded threshold, is at least it; else 'x < r'
+            conds = [s.split() for s in labels if s.split()[:1] == [name]]
+            assert any((op == "≤" and float(r) >= tree.threshold[i] - 5e-3 * abs(
+                tree.threshold[i])) or (op == "<" and float(r) > tree.threshold[i])
+                for _, op, r, *_ in conds)
     leaves = sorted(float(s.split()[1]) for s in labels if s.startswith("leaf "))
     np.testing.assert_allclose(leaves, np.sort(tree.value[tree.feature < 0]), rtol=5e-3)
     assert ax.get_title().startswith(f"Tree {tree_index}: {tree.n_leaves} leaves")

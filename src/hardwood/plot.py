@@ -78,6 +78,22 @@ def _num(v, precision):
     return f"{v:.{precision}g}"
 
 
+def _whole(name, v, lo):
+    """``v`` as an int >= ``lo``: an integer of any kind (np.int64 too), never a bool."""
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)) or v < lo:
+        what = "a positive integer" if lo == 1 else f"an integer >= {lo}"
+        raise ValueError(f"{name} must be {what}, got {v!r}")
+    return int(v)
+
+
+def _threshold_text(t, precision):
+    """The condition ``x ≤ t`` to ``precision`` digits. Where rounding goes up (an XGBoost
+    import's threshold is the float just below XGBoost's ``x < 1``: 0.99999997), it reads
+    ``< 1``: "≤ 1" sent a row of 1 left in the picture, right in the model."""
+    text = _num(t, precision)
+    return f"< {text}" if float(text) > float(t) else f"≤ {text}"
+
+
 def _tidy(ax, grid_axis=None):
     for side in ("top", "right"):
         ax.spines[side].set_visible(False)
@@ -104,10 +120,9 @@ def plot_importance(model, importance_type="gain", *, ax=None, max_num_features=
     if kind is None:
         raise ValueError(f"importance_type must be one of {tuple(IMPORTANCE_TYPES)}, got "
                          f"{importance_type!r}")
-    if max_num_features is not None and (not isinstance(max_num_features, int)
-                                         or max_num_features < 1):
-        raise ValueError(f"max_num_features must be a positive integer, got "
-                         f"{max_num_features!r}")
+    if max_num_features is not None:
+        max_num_features = _whole("max_num_features", max_num_features, 1)
+    precision = _whole("precision", precision, 0)
     imp = np.asarray(model.feature_importances(kind), dtype=np.float64)
     order = [j for j in np.argsort(imp, kind="stable") if imp[j] > 0]  # ascending
     if not order:
@@ -179,7 +194,7 @@ def _node_label(model, tree, i, precision, show_info, max_categories):
         if tree.is_categorical[i]:
             cond = f"{name} ∈ {_category_set(tree, i, model.info, max_categories)}"
         else:
-            cond = f"{name} ≤ {_num(tree.threshold[i], precision)}"
+            cond = f"{name} {_threshold_text(tree.threshold[i], precision)}"
         lines = textwrap.wrap(cond, 30, break_on_hyphens=False) or [cond]
         if "gain" in show_info:
             lines.append(f"gain {_num(tree.gain[i], precision)}")
@@ -213,9 +228,12 @@ def plot_tree(model, tree_index=0, *, ax=None, precision=3, show_info=(), max_ca
     if not 0 <= tree_index < n_trees:
         raise IndexError(f"tree_index {tree_index} is outside the model's {n_trees} trees "
                          f"(0..{n_trees - 1})")
-    bad = [s for s in show_info if s not in SHOW_INFO]
-    if bad or isinstance(show_info, str):
+    show_info = () if show_info is None else show_info  # (LightGBM's default)
+    if isinstance(show_info, str) or not hasattr(show_info, "__iter__") \
+            or any(s not in SHOW_INFO for s in show_info):
         raise ValueError(f"show_info takes a list of {SHOW_INFO}, got {show_info!r}")
+    precision = _whole("precision", precision, 0)
+    max_categories = _whole("max_categories", max_categories, 1)
     tree = model.trees[int(tree_index)]
     x, depth = _layout(tree)
     n_leaves, max_depth = tree.n_leaves, int(depth.max())
@@ -267,12 +285,19 @@ def plot_metric(evals_result, metric=None, *, dataset_names=None, ax=None, best_
     if not isinstance(evals_result, dict):
         raise TypeError(f"evals_result must be a dict (Model.evals_result) or a Model, got "
                         f"{type(evals_result).__name__}")
+    flat = [name for name, ms in evals_result.items() if not isinstance(ms, dict)]
+    if flat:
+        raise TypeError(f"evals_result maps each data set to its metrics' curves, "
+                        f"{{'valid_0': {{'rmse': [...]}}}}; {flat[0]!r} holds a "
+                        f"{type(evals_result[flat[0]]).__name__}")
     curves = {name: ms for name, ms in evals_result.items()
-              if isinstance(ms, dict) and any(len(v) for v in ms.values())}
+              if any(len(v) for v in ms.values())}
     if not curves:
         raise ValueError("no learning curves recorded: evals_result is empty (train with "
                          "valid_sets=[...] to record them; a model file does not keep them)")
     if dataset_names is not None:
+        if isinstance(dataset_names, str):  # one name, not its letters
+            dataset_names = [dataset_names]
         missing = [n for n in dataset_names if n not in curves]
         if missing:
             raise ValueError(f"no curves for data set(s) {missing}; recorded: {list(curves)}")
@@ -345,7 +370,9 @@ def plot_shap_summary(model, X, *, max_display=20, class_index=None, ax=None, ti
     model = as_model(model)
     contrib = np.asarray(model.predict(X, output="contrib"))
     if model.n_outputs > 1:
-        if class_index is None or not 0 <= int(class_index) < model.n_outputs:
+        if isinstance(class_index, (bool, np.bool_)) \
+                or not isinstance(class_index, (int, np.integer)) \
+                or not 0 <= class_index < model.n_outputs:  # (1.7 and '1' drew class 1)
             raise ValueError(f"the model has {model.n_outputs} outputs: pass class_index= one "
                              f"of 0..{model.n_outputs - 1}, got {class_index!r}")
         contrib = contrib[:, int(class_index), :]
@@ -354,8 +381,7 @@ def plot_shap_summary(model, X, *, max_display=20, class_index=None, ax=None, ti
     shap = contrib[:, :-1]  # the last column is the bias
     if shap.shape[0] == 0:
         raise ValueError("X has no rows to explain")
-    if not isinstance(max_display, int) or max_display < 1:
-        raise ValueError(f"max_display must be a positive integer, got {max_display!r}")
+    max_display = _whole("max_display", max_display, 1)
     values = model.prepare(X)
     importance = np.abs(shap).mean(axis=0)
     order = np.argsort(-importance, kind="stable")[:max_display]

@@ -48,6 +48,9 @@ class FeatureInfo:
     # bool per field, or None (all False): a category training never saw gets its own code,
     # len(categories[j]), which every split sends left (XGBoost's rule), instead of NaN
     unseen_left: np.ndarray | None = None
+    # whether the entries a scipy sparse matrix leaves out are missing values (XGBoost's rule,
+    # for its imported models) rather than zeros (hardwood's, LightGBM's and scikit-learn's)
+    sparse_missing: bool = False
 
     @property
     def n_features(self) -> int:
@@ -243,7 +246,15 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         if _sp is not None and _sp.issparse(X):
             X = checked_csr(X, what)
             keep64 = dtype == np.float64 or X.dtype == np.float64
-            mat = X.toarray().astype(np.float64 if keep64 else np.float32, copy=False)
+            if info is not None and info.sparse_missing:  # absent: NaN; stored zeros stay 0
+                if not X.has_canonical_format:
+                    X = X.copy()
+                    X.sum_duplicates()
+                mat = np.full(X.shape, np.nan, dtype=np.float64 if keep64 else np.float32)
+                rows = np.repeat(np.arange(X.shape[0]), np.diff(X.indptr))
+                mat[rows, X.indices] = X.data
+            else:
+                mat = X.toarray().astype(np.float64 if keep64 else np.float32, copy=False)
         else:
             if isinstance(X, (str, bytes)):
                 raise TypeError(f"{what} must be a matrix, got {type(X).__name__}")

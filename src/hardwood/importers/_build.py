@@ -309,13 +309,15 @@ def make_model(lib, trees, tree_group, base_score, objective, n_outputs, info: F
     return Model(trees, group, base, objective, n_outputs, info, params=dict(params or {}))
 
 
-def feature_info(names, is_cat, categories, unseen_left=False):
+def feature_info(names, is_cat, categories, unseen_left=False, sparse_missing=False):
     """``unseen_left``: the library sends a category its training never saw left at every
-    split (XGBoost), rather than down the missing-value branch."""
+    split (XGBoost), rather than down the missing-value branch. ``sparse_missing``: the
+    library reads the entries a sparse matrix leaves out as missing values (XGBoost)."""
     is_cat = np.asarray(is_cat, dtype=bool)
     cats = [list(c) if is_cat[j] else None for j, c in enumerate(categories)]
     names = [str(s) for s in names]
     if len(set(names)) != len(names):
         names = [f"f{i}" for i in range(len(names))]
     return FeatureInfo(names=names, is_categorical=is_cat, categories=cats,
-                       unseen_left=is_cat.copy() if unseen_left and is_cat.any() else None)
+                       unseen_left=is_cat.copy() if unseen_left and is_cat.any() else None,
+                       sparse_missing=bool(sparse_missing))

@@ -9,7 +9,8 @@ Layout (version 1)::
     {"format": "hardwood", "version": 1,
      "objective": str, "n_outputs": int, "base_score": [float] * n_outputs,
      "features": {"names": [str], "is_categorical": [bool], "categories": [null | [values]],
-                  "unseen_left": [bool] (optional; see FeatureInfo.unseen_left)},
+                  "unseen_left": [bool] (optional; see FeatureInfo.unseen_left),
+                  "sparse_missing": bool (optional; see FeatureInfo.sparse_missing)},
      "params": {...}, "best_iteration": int | null, "best_score": float | null,
      "evals_result": {data name: {metric: [float] * rounds}} (optional: the learning curves),
      "tree_group": [int] * n_trees,
@@ -283,6 +284,8 @@ def _features_to_json(info, cats):
          "categories": cats}
     if info.unseen_left is not None:
         d["unseen_left"] = [bool(b) for b in info.unseen_left]
+    if info.sparse_missing:
+        d["sparse_missing"] = True
     return d
 
 
@@ -328,8 +331,11 @@ def _feature_info(fd):
             _fail("features.unseen_left and features.names differ in length")
         if (unseen_left & ~is_cat).any():
             _fail("features.unseen_left marks a numeric feature")
+    sparse_missing = fd.get("sparse_missing", False)
+    if not isinstance(sparse_missing, bool):
+        _fail(f"features.sparse_missing must be true or false, got {_short(sparse_missing)}")
     return FeatureInfo(names=names, is_categorical=is_cat, categories=categories,
-                       unseen_left=unseen_left)
+                       unseen_left=unseen_left, sparse_missing=sparse_missing)
 
 
 def model_from_dict(d: dict):

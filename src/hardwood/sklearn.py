@@ -448,7 +448,9 @@ class GBDTRanker(_GBDTBase):
     The gradients are LightGBM's. XGBoost's ``rank:ndcg`` doubles each pair's hessian, so its
     Newton steps are half as long: XGBoost's model of ``learning_rate``, ``reg_lambda``,
     ``min_child_weight`` is hardwood's of half of each, with ``lambdarank_truncation_level=32``
-    (``benchmarks/rank_vs_peers.py``, ``tests/test_ranking.py``).
+    (``benchmarks/rank_vs_peers.py``, ``tests/test_ranking.py``); its ``gamma`` is hardwood's
+    ``2 * gamma``, and its query weights are rescaled to mean 1 (LightGBM's and hardwood's
+    are used as given).
 
     ``fit`` requires the queries, so scikit-learn's generic estimator checks run with all rows
     as one query (``tests/test_ranking.py``); all pass but the two that take a row's weight

@@ -367,3 +367,39 @@ def test_imported_xgboost_models_read_absent_sparse_entries_as_missing(tmp_path)
     assert not np.allclose(model.predict(Xs), model.predict(X))  # dense zeros are values
     own = hw.train({"max_depth": 4}, hw.Dataset(Xs, y), 5)
     np.testing.assert_array_equal(own.predict(Xs), own.predict(X))  # absent = 0 here
+
+
+def test_training_names_what_it_cannot_take_from_the_peers():
+    """hw.EarlyStopping on a set or metric that is not evaluated raised a bare KeyError from
+    the loop ('validation_0'); LightGBM's callbacks failed inside it ("takes 2 positional
+    arguments but 4 were given"); min_data_in_leaf (a row count) suggested
+    min_sum_hessian_in_leaf, num_iterations suggested num_threads, and LightGBM's
+    subsample_freq (bagging_freq) was refused."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] + rng.normal(size=400) > 0).astype(float)
+    train = hw.Dataset(X[:300], y[:300])
+    valid = hw.Dataset(X[300:], y[300:], reference=train)
+    params = {"objective": "binary:logistic", "max_depth": 2}
+    cases = [(hw.EarlyStopping(3, "logloss", "validation_0"), [valid],
+              r"data set 'validation_0', but training evaluates \['valid_0'\]"),
+             (hw.EarlyStopping(3, "auc", "valid_0"), [valid],
+              r"metric 'auc', but training scores \['logloss'\]"),
+             (hw.EarlyStopping(3, "logloss", "valid_0"), [], "none")]
+    for stop, sets, message in cases:
+        with pytest.raises(ValueError, match=message):
+            hw.train(params, train, 5, valid_sets=sets, callbacks=[stop])
+    for foreign in (lgb.early_stopping(3), lgb.log_evaluation(1), lgb.record_evaluation({})):
+        with pytest.raises(TypeError, match="LightGBM's, which hardwood cannot call"):
+            hw.train(params, train, 2, valid_sets=[valid], callbacks=[foreign])
+    for name, message in (("min_data_in_leaf", "no least row count per leaf"),
+                          ("min_child_samples", "no least row count per leaf"),
+                          ("num_iterations", "num_boost_round")):
+        with pytest.raises(ValueError, match=message):
+            hw.train({**params, name: 20}, train, 2)
+    lightgbm_style = hw.train({**params, "subsample": 0.5, "subsample_freq": 1}, train, 3)
+    np.testing.assert_array_equal(lightgbm_style.predict(X),
+                                  hw.train({**params, "subsample": 0.5}, train, 3).predict(X))
+    no_bagging = hw.train({**params, "subsample": 0.5, "subsample_freq": 0}, train, 3)
+    np.testing.assert_array_equal(no_bagging.predict(X), hw.train(params, train, 3).predict(X))

@@ -33,6 +33,15 @@ class CallbackContainer:
     def __init__(self, callbacks):
         self.callbacks = []
         for cb in callbacks:
+            lib = (getattr(type(cb), "__module__", "") or "").split(".")[0]
+            if lib in ("lightgbm", "xgboost") and not isinstance(cb, TrainingCallback):
+                # (they failed inside the loop: "takes 2 positional arguments but 4 were given")
+                raise TypeError(
+                    f"callback {cb!r} is {'LightGBM' if lib == 'lightgbm' else 'XGBoost'}'s, "
+                    "which hardwood cannot call: use early_stopping_rounds= or "
+                    "hardwood.EarlyStopping(rounds, metric, data_name), "
+                    "verbose_eval= to print the scores, and evals_result= or the model's "
+                    "evals_result to record them")
             if isinstance(cb, TrainingCallback):
                 self.callbacks.append(cb)
             elif callable(cb):
@@ -74,7 +83,24 @@ class EarlyStopping(TrainingCallback):
         self.best_score = None
         self._warned_nan = False
 
+    def before_training(self, model):
+        if model is not None:
+            self._check(model.evals_result)
+        return model
+
+    def _check(self, evals_log):
+        """A ValueError naming what is evaluated when the set or metric watched is not (a bare
+        KeyError from the loop, 'validation_0', before)."""
+        if self.data_name not in evals_log:
+            raise ValueError(f"EarlyStopping watches data set {self.data_name!r}, but training "
+                             f"evaluates {list(evals_log) or 'none (give valid_sets=)'}")
+        if self.metric not in evals_log[self.data_name]:
+            raise ValueError(f"EarlyStopping watches metric {self.metric!r}, but training "
+                             f"scores {list(evals_log[self.data_name])} on {self.data_name!r} "
+                             "(add it to eval_metric)")
+
     def after_iteration(self, model, epoch, evals_log):
+        self._check(evals_log)
         score = evals_log[self.data_name][self.metric][-1]
         if math.isnan(score):
             if not self._warned_nan:  # as XGBoost, a NaN never improves; it stopped training

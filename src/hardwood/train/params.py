@@ -129,6 +129,14 @@ def _lightgbm_bagging(params):
     round, so ``bagging_freq=1`` is ``subsample``; ``bagging_freq=0``, or ``bagging_fraction``
     without ``bagging_freq``, means no bagging, as in LightGBM (the latter with a warning: it
     bagged every round before); more than 1 is refused. ``params`` without ``bagging_freq``."""
+    if "subsample_freq" in params:  # LightGBM's estimators' names: subsample is its fraction
+        params = dict(params)
+        if "bagging_freq" in params:
+            raise ValueError("parameters 'bagging_freq' and 'subsample_freq' are the same "
+                             "setting; give one")
+        params["bagging_freq"] = params.pop("subsample_freq")
+        if "subsample" in params and "bagging_fraction" not in params:
+            params["bagging_fraction"] = params.pop("subsample")
     if "bagging_freq" not in params and "bagging_fraction" not in params:
         return params
     params = dict(params)
@@ -168,6 +176,22 @@ def _lightgbm_bagging(params):
     return params
 
 
+# other libraries' names with no hardwood parameter, and what to use (difflib's guesses named
+# other quantities: min_data_in_leaf, a row count, suggested min_sum_hessian_in_leaf)
+_ROUNDS = ("the number of rounds is num_boost_round= of hardwood.train (n_estimators= of the "
+           "estimators)")
+_ROWS = ("hardwood has no least row count per leaf; min_child_weight (LightGBM's "
+         "min_sum_hessian_in_leaf) bounds a leaf's hessian sum, which is its row count for "
+         "squared error")
+FOREIGN_HINTS = {
+    "min_child_samples": _ROWS, "min_data_in_leaf": _ROWS, "min_data_per_leaf": _ROWS,
+    "min_samples_leaf": _ROWS,
+    "num_iterations": _ROUNDS, "num_iteration": _ROUNDS, "n_iter": _ROUNDS,
+    "num_round": _ROUNDS, "num_rounds": _ROUNDS, "num_boost_round": _ROUNDS,
+    "n_estimators": _ROUNDS, "num_trees": _ROUNDS,
+}
+
+
 def resolve_params(params) -> dict:
     """Defaults + user params (aliases mapped), validated. Raises on unknown names."""
     if params is None:
@@ -186,6 +210,8 @@ def resolve_params(params) -> dict:
         if k in ALIASES and ALIASES[k] is None:
             _check_ignored(k, v)
             continue
+        if key not in DEFAULTS and k in FOREIGN_HINTS:
+            raise ValueError(f"unknown parameter {k!r}: {FOREIGN_HINTS[k]}")
         if key not in DEFAULTS:
             close = difflib.get_close_matches(k, list(DEFAULTS) + list(ALIASES), n=3)
             hint = f"; did you mean {', '.join(map(repr, close))}?" if close else ""

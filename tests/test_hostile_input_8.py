@@ -403,3 +403,35 @@ def test_training_names_what_it_cannot_take_from_the_peers():
                                   hw.train({**params, "subsample": 0.5}, train, 3).predict(X))
     no_bagging = hw.train({**params, "subsample": 0.5, "subsample_freq": 0}, train, 3)
     np.testing.assert_array_equal(no_bagging.predict(X), hw.train(params, train, 3).predict(X))
+
+
+def test_the_booster_performance_model_checks_its_inputs():
+    """``hardwood.accel``: rows=-100 and trees=-3 gave speedups, rows=0 a bare
+    ZeroDivisionError, NaN a table of NaN; ideal_cycles_per_op=0 and host_split_seconds=-1
+    or inf were taken (negative step times); GOSS and LightGBM's bagging were traced until a
+    bare AttributeError ('TracePages' has no 'gather')."""
+    from hardwood.accel import model as M
+    from hardwood.accel.trace import record_trace
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    y = (X[:, 0] > 0).astype(float)
+    ds = hw.Dataset(X, y)
+    trace = record_trace(ds, {"objective": "binary:logistic", "max_depth": 3}, 2)
+    assert M.simulate(trace, rows=1000, trees=10)["speedup"]["booster"] > 0
+    for kw in ({"rows": -100}, {"rows": 0}, {"rows": 2.5}, {"rows": float("nan")},
+               {"trees": -3}, {"trees": 0}, {"trees": True}):
+        with pytest.raises(ValueError, match="must be a positive integer"):
+            M.simulate(trace, **kw)
+    for kw in ({"ideal_cycles_per_op": 0}, {"ideal_cycles_per_op": -8},
+               {"ideal_cycles_per_op": float("inf")}, {"host_split_seconds": -1},
+               {"host_split_seconds": float("inf")}, {"host_split_seconds": float("nan")}):
+        with pytest.raises(ValueError, match="must be a finite number"):
+            M.Config(**kw)
+    for rounds in (0, -2, 1.5):
+        with pytest.raises(ValueError, match="rounds must be a positive integer"):
+            record_trace(ds, {}, rounds)
+    for params in ({"sampling_method": "goss"}, {"bagging_fraction": 0.5, "bagging_freq": 1},
+                   {"data_sample_strategy": "goss"}):
+        with pytest.raises(ValueError, match="simulate traces unsampled training"):
+            record_trace(ds, params, 8)

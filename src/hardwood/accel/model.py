@@ -23,6 +23,9 @@ reductions, which depend on bins and nodes, not rows, by the tree ratio only.
 """
 from __future__ import annotations
 
+import math
+import numbers
+
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -43,6 +46,24 @@ class Config:
     ideal_column_format: bool = False  # the redundant format for the ideal machines too
     ideal_cycles_per_op: float = C.IDEAL_CYCLES_PER_OP
     host_split_seconds: float | None = None  # override ②'s measured host time (per tree)
+
+    def __post_init__(self):
+        c = self.ideal_cycles_per_op
+        if isinstance(c, bool) or not isinstance(c, numbers.Real) or not (
+                math.isfinite(c) and c > 0):
+            raise ValueError(f"ideal_cycles_per_op must be a finite number > 0, got {c!r}")
+        s = self.host_split_seconds
+        if s is not None and (isinstance(s, bool) or not isinstance(s, numbers.Real)
+                              or not (math.isfinite(s) and s >= 0)):
+            raise ValueError(f"host_split_seconds must be a finite number >= 0 (seconds per "
+                             f"tree), got {s!r}")
+
+
+def _check_scale(name, v):
+    """``rows``/``trees`` of a simulation: None (the trace's own) or a positive integer
+    (rows=-100 gave speedups, 0 a bare ZeroDivisionError, NaN a table of NaN)."""
+    if v is not None and (isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 1):
+        raise ValueError(f"{name} must be a positive integer (or None: the trace's), got {v!r}")
 
 
 def _span_index(k):
@@ -118,6 +139,8 @@ def step_seconds(trace, machine, cfg=Config(), rows=None, trees=None):
     records and ``trees`` trees (default: the trace's own), and the bytes moved and SRAM
     accesses (for energy). None when the machine cannot hold the model (IR without one
     histogram copy)."""
+    _check_scale("rows", rows)
+    _check_scale("trees", trees)
     lay = trace.layout
     s_r = 1.0 if rows is None else rows / lay.n_rows
     s_t = 1.0 if trees is None else trees / trace.n_trees

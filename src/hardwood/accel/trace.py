@@ -9,6 +9,8 @@ load a naive packing of bins into SRAMs puts on the busiest SRAM).
 """
 from __future__ import annotations
 
+import numbers
+
 import time
 from dataclasses import dataclass, field
 
@@ -97,9 +99,16 @@ def record_trace(train_set, params, rounds, n_jobs=1) -> Trace:
     """Train ``rounds`` rounds on ``train_set`` with ``params`` (single-threaded by default,
     so that the host times are a sequential breakdown, as the paper's Fig. 6), recording the
     trace. Sampling rounds are refused: their sample would grow in untraced pages."""
+    from ..train.params import resolve_params
+
+    if isinstance(rounds, bool) or not isinstance(rounds, numbers.Integral) or rounds < 1:
+        raise ValueError(f"rounds must be a positive integer, got {rounds!r}")
     p = dict(params)
-    if float(p.get("subsample", 1.0)) < 1.0:
-        raise ValueError("simulate traces unsampled training: subsample must be 1")
+    resolved = resolve_params(p)  # (names and aliases: LightGBM's bagging, GOSS)
+    if resolved["subsample"] < 1.0 or resolved["sampling_method"] != "uniform":
+        raise ValueError("simulate traces unsampled training: subsample must be 1 and "
+                         f"sampling_method 'uniform' (got subsample={resolved['subsample']}, "
+                         f"sampling_method={resolved['sampling_method']!r})")
     if train_set.pages_on_disk is not None or p.get("device", "cpu") == "cuda":
         raise ValueError("simulate traces in-memory CPU training (a Dataset in memory, "
                          "device='cpu')")

@@ -435,3 +435,41 @@ def test_the_booster_performance_model_checks_its_inputs():
                    {"data_sample_strategy": "goss"}):
         with pytest.raises(ValueError, match="simulate traces unsampled training"):
             record_trace(ds, params, 8)
+
+
+def test_libsvm_query_ids_are_read_or_refused_never_dropped(tmp_path, capsys):
+    """``qid:1.5`` or ``qid:abc`` were dropped (then "no qid:"), a qid past int64 was a bare
+    OverflowError, a qid after a feature an error without its line; ``--group FILE`` replaced
+    a file's own qid: silently (60 queries trained as 2), where a disagreeing
+    ``<data>.query`` was an error."""
+    from hardwood.data.readers import libsvm_qids
+
+    path = tmp_path / "t.svm"
+    for token, message in (("qid:1.5", "is not a query id"), ("qid:abc", "is not a query id"),
+                           ("qid:99999999999999999999", "is not a query id")):
+        path.write_text(f"1 {token} 0:1 1:2\n0 {token} 0:2 1:1\n")
+        with pytest.raises(ValueError, match=f"line 1: '{re.escape(token)}' {message}"):
+            libsvm_qids(str(path))
+    path.write_text("1 qid:-3 0:1 1:2\n0 qid:-3 0:2 1:1\n1 qid:4 0:1 1:1\n")
+    np.testing.assert_array_equal(libsvm_qids(str(path)), [-3, -3, 4])
+    path.write_text("1 0:1 qid:1 1:2\n0 qid:1 0:2 1:1\n")
+    assert main(["train", "--data", str(path), "--format", "libsvm", "-p",
+                 "objective=rank:ndcg", "--rounds", "2", "-q",
+                 "--out", str(tmp_path / "m.json")]) != 0
+    assert "line 1: 'qid:1' comes after a feature" in capsys.readouterr().err
+
+    X, y, _ = _ranking_data(n_queries=6, size=10)
+    with open(path, "w") as fh:
+        for i in range(X.shape[0]):
+            feats = " ".join(f"{j}:{float(X[i, j])!r}" for j in range(X.shape[1]))
+            fh.write(f"{int(y[i])} qid:{i // 10} {feats}\n")
+    sizes = tmp_path / "sizes.txt"
+    sizes.write_text("30\n30\n")
+    assert main(["train", "--data", str(path), "--format", "libsvm", "--group", str(sizes),
+                 "-p", "objective=rank:ndcg", "--rounds", "2", "-q",
+                 "--out", str(tmp_path / "m.json")]) != 0
+    assert "disagree" in capsys.readouterr().err
+    sizes.write_text("10\n" * 6)  # the same queries: taken
+    assert main(["train", "--data", str(path), "--format", "libsvm", "--group", str(sizes),
+                 "-p", "objective=rank:ndcg", "--rounds", "2", "-q",
+                 "--out", str(tmp_path / "m.json")]) == 0

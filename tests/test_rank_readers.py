@@ -104,11 +104,14 @@ def test_malformed_query_file(tmp_path, text, problem):
     assert problem in str(e.value)
 
 
-def test_group_file_comes_first(tmp_path):
+def test_group_file_comes_first_and_must_agree_with_the_files_qids(tmp_path):
     path = _write(tmp_path / "d.svm", _rank_lines(n_queries=2, rows=5, qid=True))
-    sizes = _write(tmp_path / "sizes", "2\n8\n")
+    sizes = _write(tmp_path / "sizes", "5\n5\n")
     queries = read_table_with_queries(path, group_file=sizes)[3]
-    np.testing.assert_array_equal(queries.group, [2, 8])
+    np.testing.assert_array_equal(queries.group, [5, 5])
+    sizes = _write(tmp_path / "sizes", "2\n8\n")  # it replaced the file's qids silently
+    with pytest.raises(ValueError, match="disagree"):
+        read_table_with_queries(path, group_file=sizes)
 
 
 def test_own_qids_and_query_file_must_agree(tmp_path):

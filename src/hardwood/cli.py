@@ -26,7 +26,8 @@ Ranking (``objective=rank:ndcg``, ``rank:pairwise``, ``lambdarank``): the query 
 ``--data`` (and ``--valid``) come from ``--group FILE`` (``--valid-group FILE``), a file of
 query sizes, one a line; else ``--qid-column COL`` (CSV/Parquet); else a LibSVM file's own
 ``qid:``; else ``<data>.query`` beside the data file (LightGBM's layout). Groups that do not
-fit the rows are an error naming the file. ``predict`` of a ranking model finds the queries
+fit the rows, or a ``--group`` file or ``<data>.query`` that disagrees with the file's own
+``qid:``, are an error naming the files. ``predict`` of a ranking model finds the queries
 the same way (``--group``, ``--qid-column``) and prints NDCG@1, 3, 10 and MAP@10 against the
 labels; without queries it writes the scores and says why it printed none.
 """

@@ -515,7 +515,7 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
 # -- LibSVM -----------------------------------------------------------------------------
 _NUM = r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|[+-]?(?:nan|inf|infinity)"
 _PAIR = re.compile(r"(\d+):(" + _NUM + r")", re.IGNORECASE)
-_QID = re.compile(r"qid:\d+")
+_QID = re.compile(r"qid:[+-]?\d+")
 _LABEL = re.compile(r"(?:" + _NUM + r")(?:,(?:" + _NUM + r"))*", re.IGNORECASE)
 
 
@@ -532,7 +532,11 @@ def libsvm_line_problem(line: str):
         return f"the label {tokens[0]!r} is not a number"
     last = -1
     for tok in tokens[1:]:
-        if _QID.fullmatch(tok):
+        if tok.startswith("qid:"):
+            if not _QID.fullmatch(tok):
+                return f"{tok!r} is not a query id (qid:INTEGER)"
+            if last >= 0:
+                return f"{tok!r} comes after a feature: a line's qid: follows its label"
             continue
         m = _PAIR.fullmatch(tok)
         if m is None:
@@ -638,7 +642,12 @@ def libsvm_qids(path):
             body = line.split("#", 1)[0].split()
             if not body:
                 continue
-            qid = next((tok[4:] for tok in body[1:] if _QID.fullmatch(tok)), None)
+            qid = next((tok[4:] for tok in body[1:] if tok.startswith("qid:")), None)
+            if qid is not None and not (re.fullmatch(r"[+-]?\d+", qid)
+                                        and -2**63 <= int(qid) < 2**63):
+                # (qid:-3, qid:1.5 and qid:abc were dropped, and the file had "no qid:")
+                raise ValueError(f"LibSVM file {path!r}, line {i}: 'qid:{qid[:30]}' is not a "
+                                 "query id (an integer of at most 64 bits)")
             if qid is None:
                 first_without = first_without or i
             else:
@@ -782,8 +791,8 @@ def read_table_with_queries(path, label=None, fmt=None, *, qid_column=None, grou
     """:func:`read_table` for ranking data: ``(X, y, feature_names, queries)``, with
     ``queries`` a :class:`Queries` (checked against the rows) or None when none is found.
 
-    group_file : a query file of sizes (one integer a line); it comes before the file's own
-        qids and ``<path>.query``.
+    group_file : a query file of sizes (one integer a line); it comes before
+        ``<path>.query``, and a LibSVM file's own qids must describe the same queries.
     qid_column : (CSV/Parquet) the column of query ids, taken out of the features; it may
         not be the label column.
     Otherwise a LibSVM file's ``qid:`` tokens, or ``<path>.query`` beside the file."""
@@ -802,6 +811,11 @@ def read_table_with_queries(path, label=None, fmt=None, *, qid_column=None, grou
     if group_file is not None:
         source = f"query file {os.fspath(group_file)!r}"
         queries = Queries(read_group_file(group_file), None, source)
+        _, own = _queries_in_file(path, kind, X, None)  # a LibSVM file's qid: must agree
+        if own is not None and not np.array_equal(queries.boundaries(X.shape[0]),
+                                                  own.boundaries(X.shape[0])):
+            raise ValueError(f"the queries of {source} and of {own.source} disagree (it "
+                             "replaced them silently); remove one of them")
     else:
         X, queries = _queries_in_file(path, kind, X, qid_column)
         queries = _queries_beside(path, X.shape[0], queries)

@@ -473,3 +473,22 @@ def test_libsvm_query_ids_are_read_or_refused_never_dropped(tmp_path, capsys):
     assert main(["train", "--data", str(path), "--format", "libsvm", "--group", str(sizes),
                  "-p", "objective=rank:ndcg", "--rounds", "2", "-q",
                  "--out", str(tmp_path / "m.json")]) == 0
+
+
+def test_ranking_out_of_core_and_huge_truncation_say_what_they_do(tmp_path):
+    """``Dataset.from_files`` of a LibSVM file with qid: read no queries, and ranking then
+    advised group=/qid=, which from_files does not take; lambdarank_truncation_level=2**70
+    was a bare OverflowError."""
+    X, y, group = _ranking_data(n_queries=6, size=10)
+    path = tmp_path / "r.svm"
+    with open(path, "w") as fh:
+        for i in range(X.shape[0]):
+            feats = " ".join(f"{j}:{float(X[i, j])!r}" for j in range(X.shape[1]))
+            fh.write(f"{int(y[i])} qid:{i // 10} {feats}\n")
+    pages = hw.Dataset.from_files(str(path), None, cache_dir=str(tmp_path / "cache"))
+    with pytest.raises(ValueError, match="rank:ndcg out of core is not supported yet"):
+        hw.train({"objective": "rank:ndcg"}, pages, 2)
+    data = hw.Dataset(X, y, group=group)
+    huge = hw.train({"objective": "rank:ndcg", "lambdarank_truncation_level": 2**70}, data, 3)
+    whole = hw.train({"objective": "rank:ndcg", "lambdarank_truncation_level": 10}, data, 3)
+    np.testing.assert_array_equal(huge.predict(X), whole.predict(X))  # queries of 10 rows

@@ -365,6 +365,9 @@ class _Ranking(Objective):
             raise ValueError(f"sigmoid must be a positive number, got {self.sigmoid!r}")
         if self.truncation < 1:
             raise ValueError(f"lambdarank_truncation_level must be >= 1, got {self.truncation}")
+        # a level past any query's length keeps every position (2**70 was a bare
+        # OverflowError in the kernels)
+        self.truncation = min(self.truncation, 2**31 - 1)
 
     def check_labels(self, y):
         ranking.check_ranking_labels(y, self.name, self.params.get("label_gain"))

@@ -390,6 +390,11 @@ def _check_queries(obj, train_set, valid_sets, valid_names, metric_names):
     every set it scores; the gains must cover every set's labels."""
     from ..ranking import check_ranking_labels
 
+    if train_set.group is None and train_set.pages_on_disk is not None:
+        # (from_files dropped a LibSVM file's qid:, and the advice named arguments it lacks)
+        raise ValueError(f"{obj.name} out of core is not supported yet: Dataset.from_batches "
+                         "and from_files read no query groups; load the data in memory with "
+                         "hardwood.Dataset(X, y, group=sizes) or qid=per-row query ids")
     if train_set.group is None:
         raise ValueError(f"{obj.name} needs query groups: hardwood.Dataset(X, y, group=sizes) "
                          "or qid=per-row query ids")

@@ -54,11 +54,13 @@ def test_report_scores_a_ranking_model_over_its_queries(tmp_path, capsys):
 
     # the command line: the file's own qid:, or --group
     model_file, data = str(tmp_path / "rank.json"), str(tmp_path / "rank.libsvm")
+    bare = str(tmp_path / "bare.libsvm")  # no qid:
     model.save(model_file)
-    with open(data, "w") as fh:
+    with open(data, "w") as fh, open(bare, "w") as fb:
         for i in range(X.shape[0]):
             feats = " ".join(f"{j}:{float(X[i, j])!r}" for j in range(X.shape[1]))
             fh.write(f"{int(y[i])} qid:{i // 20} {feats}\n")
+            fb.write(f"{int(y[i])} {feats}\n")
     out = str(tmp_path / "r.html")
     assert main(["report", "-m", model_file, "--data", data, "--out", out]) == 0
     with open(out, encoding="utf-8") as fh:
@@ -66,7 +68,7 @@ def test_report_scores_a_ranking_model_over_its_queries(tmp_path, capsys):
     sizes = str(tmp_path / "sizes.txt")
     with open(sizes, "w") as fh:
         fh.write("300\n300\n")
-    assert main(["report", "-m", model_file, "--data", data, "--group", sizes,
+    assert main(["report", "-m", model_file, "--data", bare, "--group", sizes,
                  "--out", out]) == 0
     two = np.array([0, 300, 600])
     with open(out, encoding="utf-8") as fh:
@@ -75,7 +77,7 @@ def test_report_scores_a_ranking_model_over_its_queries(tmp_path, capsys):
     capsys.readouterr()
     with open(sizes, "w") as fh:
         fh.write("300\n")
-    assert main(["report", "-m", model_file, "--data", data, "--group", sizes,
+    assert main(["report", "-m", model_file, "--data", bare, "--group", sizes,
                  "--out", out]) != 0
     assert "add up to 300 rows, but the data has 600" in capsys.readouterr().err
 
@@ -492,3 +494,23 @@ def test_ranking_out_of_core_and_huge_truncation_say_what_they_do(tmp_path):
     huge = hw.train({"objective": "rank:ndcg", "lambdarank_truncation_level": 2**70}, data, 3)
     whole = hw.train({"objective": "rank:ndcg", "lambdarank_truncation_level": 10}, data, 3)
     np.testing.assert_array_equal(huge.predict(X), whole.predict(X))  # queries of 10 rows
+
+
+def test_report_of_a_classifier_scores_its_own_labels():
+    """``write_report(GBDTClassifier().fit(X, y), ..., X, y)`` with labels {1, 2} or
+    'no'/'yes' said "binary:logistic needs labels in [0, 1], found 2" (or "the labels are
+    not numbers"): the estimator's classes_ code them, as its predict decodes them."""
+    pytest.importorskip("matplotlib")
+    from sklearn.metrics import log_loss
+
+    from hardwood import report
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    for y in (np.where(X[:, 0] > 0, 2, 1), np.where(X[:, 0] > 0, "yes", "no")):
+        clf = hw.GBDTClassifier(n_estimators=5, max_depth=2).fit(X, y)
+        page = report.build_report(clf, X, y)
+        assert _table_value(page, "logloss") == pytest.approx(
+            log_loss(y, clf.predict_proba(X), labels=clf.classes_), abs=1e-6)
+    with pytest.raises(ValueError, match="not one of the classifier's classes_"):
+        report.build_report(clf, X, np.where(X[:, 0] > 0, "yes", "maybe"))

@@ -361,11 +361,28 @@ def _tree_section(model):
     return "<h2>The first tree</h2>" + _img(fig, "tree 0")
 
 
+def _class_codes(classes, y):
+    """A classifier estimator's labels ``y`` as the codes of its model (their index in
+    ``classes``): labels {1, 2} or 'no'/'yes' were scored as they were, "not in [0, 1]".
+    A label outside ``classes`` is a ValueError naming it."""
+    y = np.asarray(y).reshape(-1)
+    classes = np.asarray(classes)
+    idx = np.searchsorted(classes, y)
+    idx = np.clip(idx, 0, len(classes) - 1)
+    unknown = classes[idx] != y
+    if np.any(unknown):
+        raise ValueError(f"y holds {y[unknown][0]!r}, which is not one of the classifier's "
+                         f"classes_ {classes.tolist()[:10]}")
+    return idx.astype(np.float64)
+
+
 def build_report(model, X=None, y=None, *, group=None, qid=None, model_name=None,
                  data_name=None, shap_rows=SHAP_ROWS) -> str:
     """The report's HTML text (see the module's docstring). ``X``, ``y``: data to score and
     explain (``y`` may be None). ``group`` (query sizes) or ``qid`` (one id per row): the
     queries of a ranking model's data, which its metrics are taken over."""
+    if y is not None and getattr(model, "classes_", None) is not None:
+        y = _class_codes(model.classes_, y)  # an estimator's labels, as its predict gives them
     model = hwplot.as_model(model)
     hwplot.require_matplotlib()
     if y is not None and X is None:

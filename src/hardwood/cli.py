@@ -483,6 +483,18 @@ def _query_options(objective, group_file, qid_column):
     return dict(group_file=group_file, qid_column=qid_column) if is_ranking(objective) else None
 
 
+def add_query_arguments(parser):
+    """``--group`` and ``--qid-column``: the queries a saved ranking model is scored over
+    (``predict``, ``report``)."""
+    parser.add_argument("--group", metavar="FILE",
+                        help="ranking: the query sizes of --data, one a line, to score NDCG "
+                             "and MAP against --label (default: the file's qid:, else "
+                             "<data>.query)")
+    parser.add_argument("--qid-column", metavar="COL",
+                        help="ranking: the CSV/Parquet column of query ids (taken out of the "
+                             "features)")
+
+
 def cmd_predict(args) -> int:
     import hardwood
     from .parallel import threads
@@ -677,12 +689,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="threads (default: all cores)")
     p.add_argument("--out", "-o", required=True, metavar="FILE",
                    help="CSV file for the predictions ('-' for stdout)")
-    p.add_argument("--group", metavar="FILE",
-                   help="ranking: the query sizes of --data, one a line, to score NDCG and "
-                        "MAP against --label (default: the file's qid:, else <data>.query)")
-    p.add_argument("--qid-column", metavar="COL",
-                   help="ranking: the CSV/Parquet column of query ids (taken out of the "
-                        "features)")
+    add_query_arguments(p)
     p.set_defaults(func=cmd_predict)
 
     d = sub.add_parser("demo", help="train and predict on built-in synthetic data",

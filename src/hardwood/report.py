@@ -459,12 +459,9 @@ def add_parser(sub):
     r.add_argument("--format", metavar="FMT",
                    help="data format: csv, parquet or libsvm (default: from the extension)")
     r.add_argument("--no-header", action="store_true", help="CSV without a header row")
-    r.add_argument("--group", metavar="FILE",
-                   help="ranking: the query sizes of --data, one a line, to score NDCG and "
-                        "MAP against --label (default: the file's qid:, else <data>.query)")
-    r.add_argument("--qid-column", metavar="COL",
-                   help="ranking: the CSV/Parquet column of query ids (taken out of the "
-                        "features)")
+    from .cli import add_query_arguments
+
+    add_query_arguments(r)
     r.add_argument("--shap-rows", type=int, default=SHAP_ROWS, metavar="N",
                    help=f"rows explained in the SHAP summary (default {SHAP_ROWS})")
     r.add_argument("--threads", type=int, default=None, metavar="N",

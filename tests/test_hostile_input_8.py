@@ -514,3 +514,14 @@ def test_report_of_a_classifier_scores_its_own_labels():
             log_loss(y, clf.predict_proba(X), labels=clf.classes_), abs=1e-6)
     with pytest.raises(ValueError, match="not one of the classifier's classes_"):
         report.build_report(clf, X, np.where(X[:, 0] > 0, "yes", "maybe"))
+
+
+def test_xgboosts_minus_metric_variant_is_named():
+    """'ndcg@3-' (XGBoost's variant) was refused with "the cutoff after '@' must be a
+    positive integer"."""
+    from hardwood.ranking import parse_ranking_metric
+
+    with pytest.raises(ValueError, match="XGBoost's '-' variant .* give 'ndcg@3'"):
+        parse_ranking_metric("ndcg@3-")
+    with pytest.raises(ValueError, match="must be a positive integer"):
+        parse_ranking_metric("map@x")

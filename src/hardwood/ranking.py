@@ -264,6 +264,10 @@ def parse_ranking_metric(name):
     if base not in ("ndcg", "map", "pre"):
         return None
     if at:
+        if at.endswith("-") and at[:-1].isdigit():  # XGBoost's 'ndcg@3-'
+            raise ValueError(f"eval_metric {name!r}: XGBoost's '-' variant (a query without "
+                             "a relevant row scores 0) is not supported; give "
+                             f"'{base}@{at[:-1]}' (see hardwood.ranking for its rule)")
         if not at.isdigit() or int(at) < 1:
             raise ValueError(f"eval_metric {name!r}: the cutoff after '@' must be a positive "
                              "integer")

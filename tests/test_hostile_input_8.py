@@ -525,3 +525,30 @@ def test_xgboosts_minus_metric_variant_is_named():
         parse_ranking_metric("ndcg@3-")
     with pytest.raises(ValueError, match="must be a positive integer"):
         parse_ranking_metric("map@x")
+
+
+def test_imports_predict_as_the_peers_own_predict():
+    """A LightGBM Booster that stopped early and kept its trees (keep_training_booster=True)
+    predicts with its best_iteration; hardwood used every tree (1.37 off). An XGBoost
+    estimator with missing=-999 reads -999 as missing; hardwood read it as a number (8.6
+    off): it is refused, with what to do."""
+    lgb = pytest.importorskip("lightgbm")
+    xgb = pytest.importorskip("xgboost")
+    from hardwood.importers import ImportModelError
+
+    rng = np.random.default_rng(0)
+    X, Xv = rng.normal(size=(3000, 5)), rng.normal(size=(1000, 5))
+    y, yv = X[:, 0] + 2.0 * rng.normal(size=3000), Xv[:, 0] + 2.0 * rng.normal(size=1000)
+    train = lgb.Dataset(X, y)
+    booster = lgb.train({"learning_rate": 0.3, "num_leaves": 63, "verbose": -1}, train, 300,
+                        valid_sets=[lgb.Dataset(Xv, yv, reference=train)],
+                        callbacks=[lgb.early_stopping(5, verbose=False)],
+                        keep_training_booster=True)
+    assert 0 < booster.best_iteration < booster.num_trees()  # the case
+    np.testing.assert_allclose(hw.import_model(booster).predict(Xv), booster.predict(Xv),
+                               atol=1e-9)
+    est = xgb.XGBRegressor(n_estimators=5, missing=-999.0).fit(X, y)
+    with pytest.raises(ImportModelError, match=r"reads -999.0 as a missing value"):
+        hw.import_model(est)
+    est.set_params(missing=np.nan)
+    np.testing.assert_allclose(hw.import_model(est).predict(X), est.predict(X), atol=1e-5)

@@ -183,7 +183,15 @@ def _arr(t, key, dtype, n, ti):
 def import_lightgbm(obj):
     text = model_text(obj)
     with reading(LIB) as where:
-        return _import(text, where)
+        model = _import(text, where)
+    booster = getattr(obj, "booster_", obj)
+    best = getattr(booster, "best_iteration", 0) if type(booster).__name__ == "Booster" else 0
+    if isinstance(best, int) and best > 0 and "lightgbm_average_output" not in model.params:
+        # a Booster that stopped early and kept every tree (keep_training_booster=True):
+        # LightGBM's predict uses its best_iteration iterations (hardwood used every tree,
+        # 1.37 off); hardwood's best_iteration counts from 0
+        model.best_iteration = min(best, model.num_boosted_rounds) - 1
+    return model
 
 
 def _import(text, where):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+import numbers
 import os
 import re
 import struct
@@ -371,6 +372,13 @@ def _categories_of(cats, n_features):
 
 # -- entry points -------------------------------------------------------------------------------
 def import_xgboost(obj):
+    missing = getattr(obj, "missing", None) if hasattr(obj, "get_booster") else None
+    if isinstance(missing, numbers.Real) and not math.isnan(missing):
+        # its predict reads the sentinel as missing; hardwood read it as a number (8.6 off)
+        fail(LIB, f"the estimator reads {missing!r} as a missing value (missing={missing!r}), "
+                  "where hardwood's missing value is NaN: replace it by NaN in the data, then "
+                  "import the estimator with missing=np.nan (est.set_params(missing=np.nan)) "
+                  "or its booster (est.get_booster())")
     d = model_dict(obj)
     with reading(LIB) as where:
         model = _import(d, where)

@@ -552,3 +552,19 @@ def test_imports_predict_as_the_peers_own_predict():
         hw.import_model(est)
     est.set_params(missing=np.nan)
     np.testing.assert_allclose(hw.import_model(est).predict(X), est.predict(X), atol=1e-5)
+
+
+def test_lightgbm_model_without_names_reads_a_default_frame_by_position():
+    """A LightGBM model trained on a numpy array (features Column_0..) refused
+    pd.DataFrame(X), which LightGBM reads by position; hardwood's own f0.. models took it."""
+    lgb = pytest.importorskip("lightgbm")
+    import pandas as pd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    booster = lgb.train({"verbose": -1}, lgb.Dataset(X, X[:, 0] + X[:, 1]), 5)
+    model = hw.import_model(booster)
+    assert model.feature_names[0] == "Column_0"
+    np.testing.assert_allclose(model.predict(pd.DataFrame(X)), booster.predict(X), atol=1e-9)
+    with pytest.raises(ValueError, match=r"column '1' is at position 0.*Column_0..Column_3"):
+        model.predict(pd.DataFrame(X)[[1, 0, 2, 3]])

@@ -416,7 +416,9 @@ def _check_names(names, info, what):
     """A frame's column names against the training names (see the module docstring)."""
     if names == list(info.names):
         return
-    if list(info.names) != _default_names(len(names)):
+    # trained without names: hardwood's and XGBoost's f0.., LightGBM's Column_0..
+    if list(info.names) not in (_default_names(len(names)),
+                                [f"Column_{j}" for j in range(len(names))]):
         missing = [n for n in info.names if n not in names]
         raise ValueError(f"{what} columns differ from the training columns"
                          + (f" (missing {missing[:5]})" if missing else " (different order)")
@@ -434,7 +436,8 @@ def _check_names(names, info, what):
         n, j = moved[0]
         raise ValueError(f"{what} column {n!r} is at position {j}, but the model's feature {n!r} "
                          f"is at position {pos[n]} (the model was trained without column names, "
-                         f"so its features are known by position: f0..f{len(names) - 1}); put "
+                         f"so its features are known by position: {info.names[0]}.."
+                         f"{info.names[-1]}); put "
                          "the columns in the training order")
     warnings.warn(f"{what} has column names, but the model was trained without names: its "
                   f"{len(names)} columns are read by position", UserWarning, stacklevel=4)

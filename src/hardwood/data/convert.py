@@ -51,6 +51,10 @@ class FeatureInfo:
     # whether the entries a scipy sparse matrix leaves out are missing values (XGBoost's rule,
     # for its imported models) rather than zeros (hardwood's, LightGBM's and scikit-learn's)
     sparse_missing: bool = False
+    # whether a numeric array's categorical columns hold the category codes (positions in
+    # ``categories``), as XGBoost and LightGBM read them for a model trained on pandas
+    # categories, rather than the category values (a frame's are matched by value either way)
+    array_codes: bool = False
 
     @property
     def n_features(self) -> int:
@@ -139,6 +143,23 @@ def _numeric_category_table(cats):
     codes = np.asarray(codes, dtype=np.float64)
     order = np.argsort(vals, kind="stable")
     return vals[order], codes[order]
+
+
+def _codes_as_given(col: np.ndarray, n_categories, colname) -> np.ndarray:
+    """Category codes given as numbers (an imported model trained on pandas categories, read
+    as its library reads an array): integers in [0, n_categories) stay, others are unseen
+    (NaN); a fractional code is an error."""
+    col = np.asarray(col, dtype=np.float64)
+    ok = ~np.isnan(col)
+    v = col[ok]
+    frac = v != np.floor(v)
+    if frac.any():
+        raise ValueError(f"categorical feature {colname!r} holds the fractional value "
+                         f"{float(v[frac][0])!r}; an array gives this model's categories as "
+                         "integer codes (positions in its categories), or NaN for missing")
+    out = np.full(col.shape[0], np.nan, dtype=np.float64)
+    out[ok] = np.where((v >= 0) & (v < n_categories), v, np.nan)
+    return out
 
 
 def _code_values(col: np.ndarray, cats, colname) -> np.ndarray:
@@ -306,7 +327,9 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
                 else:
                     c = info.categories[j]
                     cats[j] = c
-                coded = _code_values(col, c, names[j])
+                coded = (_codes_as_given(col, len(c), names[j])
+                         if info is not None and info.array_codes else
+                         _code_values(col, c, names[j]))
                 if info is not None:
                     coded = _code_unseen(col, coded, info, j, what)
                 mat[:, j] = coded

@@ -309,10 +309,13 @@ def make_model(lib, trees, tree_group, base_score, objective, n_outputs, info: F
     return Model(trees, group, base, objective, n_outputs, info, params=dict(params or {}))
 
 
-def feature_info(names, is_cat, categories, unseen_left=False, sparse_missing=False):
+def feature_info(names, is_cat, categories, unseen_left=False, sparse_missing=False,
+                 array_codes=False):
     """``unseen_left``: the library sends a category its training never saw left at every
     split (XGBoost), rather than down the missing-value branch. ``sparse_missing``: the
-    library reads the entries a sparse matrix leaves out as missing values (XGBoost)."""
+    library reads the entries a sparse matrix leaves out as missing values (XGBoost).
+    ``array_codes``: the categories are a pandas frame's, and the library reads a numeric
+    array's categorical columns as their codes (XGBoost, LightGBM)."""
     is_cat = np.asarray(is_cat, dtype=bool)
     cats = [list(c) if is_cat[j] else None for j, c in enumerate(categories)]
     names = [str(s) for s in names]
@@ -320,4 +323,4 @@ def feature_info(names, is_cat, categories, unseen_left=False, sparse_missing=Fa
         names = [f"f{i}" for i in range(len(names))]
     return FeatureInfo(names=names, is_categorical=is_cat, categories=cats,
                        unseen_left=is_cat.copy() if unseen_left and is_cat.any() else None,
-                       sparse_missing=bool(sparse_missing))
+                       sparse_missing=bool(sparse_missing), array_codes=bool(array_codes))

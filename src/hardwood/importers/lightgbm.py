@@ -273,7 +273,7 @@ def _import(text, where):
         else:
             categories[j] = range(int(max_code[j]))
     where.at = "the features"
-    info = feature_info(names, is_cat, categories)
+    info = feature_info(names, is_cat, categories, array_codes=pandas_cat is not None)
     n_cats = info.n_categories
     if len(parsed) % K:
         fail(LIB, f"the model has {len(parsed)} trees, not a whole number of iterations of "

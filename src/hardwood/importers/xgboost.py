@@ -514,7 +514,8 @@ def _import(d, where):
         else:
             categories.append(range(int(max_cat[j])))
     where.at = "the features"
-    info = feature_info(names, is_cat, categories, unseen_left=True, sparse_missing=True)
+    info = feature_info(names, is_cat, categories, unseen_left=True, sparse_missing=True,
+                        array_codes=any(s is not None for s in stored))
     n_cats = info.n_categories  # each categorical feature's categories + its unseen code
     check_categories(LIB, n_cats, names)
     check_bitset_words(LIB, [f for p in parsed for f, _ in p["cat_sets"].values()], n_cats)

@@ -10,7 +10,8 @@ Layout (version 1)::
      "objective": str, "n_outputs": int, "base_score": [float] * n_outputs,
      "features": {"names": [str], "is_categorical": [bool], "categories": [null | [values]],
                   "unseen_left": [bool] (optional; see FeatureInfo.unseen_left),
-                  "sparse_missing": bool (optional; see FeatureInfo.sparse_missing)},
+                  "sparse_missing": bool (optional; see FeatureInfo.sparse_missing),
+                  "array_codes": bool (optional; see FeatureInfo.array_codes)},
      "params": {...}, "best_iteration": int | null, "best_score": float | null,
      "evals_result": {data name: {metric: [float] * rounds}} (optional: the learning curves),
      "tree_group": [int] * n_trees,
@@ -286,6 +287,8 @@ def _features_to_json(info, cats):
         d["unseen_left"] = [bool(b) for b in info.unseen_left]
     if info.sparse_missing:
         d["sparse_missing"] = True
+    if info.array_codes:
+        d["array_codes"] = True
     return d
 
 
@@ -331,11 +334,13 @@ def _feature_info(fd):
             _fail("features.unseen_left and features.names differ in length")
         if (unseen_left & ~is_cat).any():
             _fail("features.unseen_left marks a numeric feature")
-    sparse_missing = fd.get("sparse_missing", False)
-    if not isinstance(sparse_missing, bool):
-        _fail(f"features.sparse_missing must be true or false, got {_short(sparse_missing)}")
+    flags = {}
+    for flag in ("sparse_missing", "array_codes"):
+        flags[flag] = fd.get(flag, False)
+        if not isinstance(flags[flag], bool):
+            _fail(f"features.{flag} must be true or false, got {_short(flags[flag])}")
     return FeatureInfo(names=names, is_categorical=is_cat, categories=categories,
-                       unseen_left=unseen_left, sparse_missing=sparse_missing)
+                       unseen_left=unseen_left, **flags)
 
 
 def model_from_dict(d: dict):

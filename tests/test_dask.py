@@ -463,3 +463,27 @@ def test_goss_and_init_model_margins(client, data):
     m = hd.train(client, params, _dask(X, (350, 250)), _dask(y, (350, 250)),
                  num_boost_round=3, init_model=first)
     _same_model(m, ref)
+
+
+def test_an_unweighted_validation_pair_of_weighted_training_data_is_scored_unweighted(client):
+    """``train(..., weight=w, valid_sets=[(X, y)])`` scored the pair with the training
+    weights (the training set itself was reused, and named 'train'); the in-memory path
+    scores it unweighted."""
+    import dask.array as da
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(4000, 4)), 1)
+    y = (X[:, 0] + 0.5 * X[:, 1] + 0.3 * rng.normal(size=4000) > 0).astype(float)
+    w = np.where(X[:, 2] > 0, 5.0, 0.2)
+    dX, dy, dw = (da.from_array(X, chunks=(2000, 4)), da.from_array(y, chunks=2000),
+                  da.from_array(w, chunks=2000))
+    p = {"objective": "binary:logistic", "max_depth": 3, "eval_metric": "logloss"}
+    model = hd.train(client, p, dX, dy, weight=dw, num_boost_round=3, valid_sets=[(dX, dy)])
+    train = hardwood.Dataset(X, y, weight=w)
+    plain = hardwood.train(p, train, 3, valid_sets=[hardwood.Dataset(X, y, reference=train)])
+    np.testing.assert_allclose(model.evals_result["valid_0"]["logloss"],
+                               plain.evals_result["valid_0"]["logloss"], rtol=1e-9)
+    weighted = hd.train(client, p, dX, dy, weight=dw, num_boost_round=3,
+                        valid_sets=[(dX, dy, dw)])
+    assert list(weighted.evals_result) == ["train"]  # the training set itself, its weights
+    assert weighted.evals_result["train"]["logloss"] != model.evals_result["valid_0"]["logloss"]

@@ -235,14 +235,16 @@ class _Partitioned:
         self.parts, self.labels, self.weights = [], [], None
 
 
-def _valid_dataset(client, pair, train_set, X, y, name):
+def _valid_dataset(client, pair, train_set, X, y, name, weight=None):
     """A validation pair (X, y[, weight]) as an in-memory Dataset over the training bins
-    (gathered on the client), or the training set itself."""
+    (gathered on the client), or the training set itself: the training data with its own
+    weights (``weight``; an unweighted pair of weighted training data was scored with the
+    training weights)."""
     if not isinstance(pair, (tuple, list)) or len(pair) not in (2, 3):
         raise TypeError(f"valid set {name!r} must be an (X, y) or (X, y, weight) tuple")
     Xv, yv = pair[0], pair[1]
     wv = pair[2] if len(pair) == 3 else None
-    if Xv is X and yv is y and wv is None:
+    if Xv is X and yv is y and wv is weight:
         return train_set
     got = client.compute([v for v in (Xv, yv, wv) if v is not None and hasattr(v, "dask")])
     got = iter(client.gather(got))
@@ -332,7 +334,8 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
             valid_names = [valid_names]
         valid_names = list(valid_names or [])
         vs = [_valid_dataset(client, pair, ds, X, y,
-                             valid_names[i] if i < len(valid_names) else f"valid_{i}")
+                             valid_names[i] if i < len(valid_names) else f"valid_{i}",
+                             weight)
               for i, pair in enumerate(valid_sets or [])]
         if not valid_names:
             valid_names = ["train" if v is ds else f"valid_{i}" for i, v in enumerate(vs)]

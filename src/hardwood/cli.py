@@ -474,13 +474,14 @@ def read_for_model(path, label, fmt, model, no_header=False, group_file=None,
 def _query_options(objective, group_file, qid_column):
     """read_table_with_queries' options for a saved model's data: where a ranking model's
     queries are looked for; None for another model (which must not be given any)."""
+    ranking = is_ranking(objective)
     if group_file or qid_column:
-        if not is_ranking(objective):
+        if not ranking:
             raise CLIError("query groups (--group, --qid-column) score a ranking model only; "
                            f"this model's objective is {objective!r}")
         if group_file and qid_column:
             raise CLIError("give the queries once: --group FILE or --qid-column COL")
-    return dict(group_file=group_file, qid_column=qid_column) if is_ranking(objective) else None
+    return dict(group_file=group_file, qid_column=qid_column) if ranking else None
 
 
 def add_query_arguments(parser):

@@ -439,6 +439,8 @@ def _check_names(names, info, what):
     """A frame's column names against the training names (see the module docstring)."""
     if names == list(info.names):
         return
+    if [n.replace(" ", "_") for n in names] == list(info.names):
+        return  # LightGBM stores "sq ft" as "sq_ft" (and reads frames by position)
     # trained without names: hardwood's and XGBoost's f0.., LightGBM's Column_0..
     if list(info.names) not in (_default_names(len(names)),
                                 [f"Column_{j}" for j in range(len(names))]):

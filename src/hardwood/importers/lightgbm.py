@@ -80,6 +80,8 @@ def model_text(obj) -> str:
         fail(LIB, f"the model text is not valid UTF-8 ({e})")
     if isinstance(obj, str):
         return obj.replace("\r\n", "\n")
+    if type(obj).__module__.startswith("lightgbm") and hasattr(obj, "fit"):
+        fail(LIB, f"the {type(obj).__name__} is not fitted: call its fit method first")
     fail(LIB, f"cannot read a model from a {type(obj).__name__}")
 
 

@@ -426,6 +426,7 @@ def model_from_dict(d: dict):
 def load_model(path_or_text):
     """Load a model saved by ``Model.save`` (a path, or the JSON text itself)."""
     if isinstance(path_or_text, (bytes, bytearray, memoryview)):
+        _refuse_xgboost_ubj(bytes(path_or_text[:64]))
         try:
             text = bytes(path_or_text).decode("utf-8", errors="strict")
         except UnicodeDecodeError:
@@ -438,6 +439,7 @@ def load_model(path_or_text):
                 raw = fh.read()
         except FileNotFoundError:
             raise FileNotFoundError(f"no model file at {path_or_text!r}") from None
+        _refuse_xgboost_ubj(raw)
         try:
             text = raw.decode("utf-8")
         except UnicodeDecodeError:
@@ -458,6 +460,14 @@ def load_model(path_or_text):
         return model_from_dict(d)
     except RecursionError:
         _fail("JSON nested too deeply")
+
+
+def _refuse_xgboost_ubj(head):
+    """XGBoost's binary (UBJSON) model files open with ``{``, a length marker and its length,
+    then the key ``learner``."""
+    if head[:1] == b"{" and head[1:2] in (b"i", b"U", b"I", b"l", b"L") and b"learner" in head[:64]:
+        raise ModelFormatError("invalid hardwood model: this is an XGBoost model in its binary "
+                               "(UBJ) format; read it with hardwood.import_model")
 
 
 def _reject_constant(name):

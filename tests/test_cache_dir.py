@@ -233,14 +233,16 @@ def test_generated_kernels_run_from_a_checked_folder(fresh, tmp_path, monkeypatc
     np = pytest.importorskip("numpy")
     import hardwood
 
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    # trained first: training reads its tuning state from the cache folder, and the warning
+    # is given once per process (run alone, this test saw it during training)
+    m = hardwood.train({"objective": "reg:squarederror", "max_depth": 2},
+                       hardwood.Dataset(X, X[:, 0]), num_boost_round=2)
     d = tmp_path / "shared"
     d.mkdir()
     os.chmod(d, 0o777)
     monkeypatch.setenv("HARDWOOD_CACHE_DIR", str(d))
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(100, 3))
-    m = hardwood.train({"objective": "reg:squarederror", "max_depth": 2},
-                       hardwood.Dataset(X, X[:, 0]), num_boost_round=2)
     with pytest.warns(_cache.CacheWarning):
         got = m.predict(X, runtime="codegen")
     np.testing.assert_allclose(got, m.predict(X), rtol=1e-6)

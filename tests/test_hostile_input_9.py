@@ -1,5 +1,7 @@
 """Imported models, model files and estimators tried as a new user would (session 19): each
 test names what hardwood did before."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -51,3 +53,27 @@ def test_importing_an_unfitted_lightgbm_estimator_says_so():
     lgb = pytest.importorskip("lightgbm")
     with pytest.raises(ImportModelError, match="LGBMRegressor is not fitted"):
         hw.import_model(lgb.LGBMRegressor())
+
+
+def test_codegen_warns_before_a_compile_that_takes_minutes(tmp_path, monkeypatch):
+    """``compile(model, 'codegen')`` of 50 trees of 255 nodes ran Numba for 4 minutes (one
+    tree of 4000 nodes: 2.5 min) with no word; the first compile of code that big warns now,
+    naming its size and the runtimes that need no generated code. The sizes are lowered here
+    so that a small model stands for a big one."""
+    from hardwood.predict import codegen
+
+    monkeypatch.setenv("HARDWOOD_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    model = hw.train({"max_depth": 2}, hw.Dataset(X, X[:, 0]), num_boost_round=2)
+    nodes = sum(len(t.feature) for t in model.trees)
+    monkeypatch.setattr(codegen, "WARN_NODES", nodes - 1)
+    with pytest.warns(UserWarning, match=rf"codegen.*{nodes} nodes.*takes minutes.*'auto'"):
+        first = hw.compile(model, "codegen")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # compiled already: no warning
+        again = hw.compile(model, "codegen")
+    np.testing.assert_array_equal(first.predict(X), again.predict(X))
+    np.testing.assert_allclose(first.predict(X), model.predict(X), rtol=1e-6)
+    monkeypatch.setattr(codegen, "WARN_NODES", nodes)
+    assert codegen.slow_compile_warning(model.trees) is None

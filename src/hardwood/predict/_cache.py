@@ -281,11 +281,13 @@ def load_source(prefix: str, source: str):
     name = f"_hardwood_gen_{prefix}_{digest}"
     mod = _LOADED.get(name)
     if mod is not None:
+        mod._hardwood_new_source = False
         return mod
     kernels, uid = _kernel_dir()
     path = os.path.join(kernels, name + ".py")
     data = source.encode("utf-8")
-    if not _file_ok(path, data, uid):
+    written = not _file_ok(path, data, uid)
+    if written:
         _write(path, data)
         if not _file_ok(path, data, uid):
             raise OSError(f"hardwood: cannot write the generated kernel {path!r} safely")
@@ -299,6 +301,7 @@ def load_source(prefix: str, source: str):
     except BaseException:
         sys.modules.pop(name, None)
         raise
+    mod._hardwood_new_source = written  # first seen here: its kernels compile on first call
     _LOADED[name] = mod
     return mod
 

@@ -2,6 +2,8 @@
 disk; ``compile_seconds`` reports the time taken). Leaf indices come from the Struct+ walk."""
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from . import codegen
@@ -19,6 +21,9 @@ class CodegenRuntime(CompiledModel):
         if reason:
             raise ValueError(f"runtime 'codegen' cannot run this model: {reason}")
         self.mod = codegen.build_module(self.model.trees, self.model.tree_group, self.t0, self.t1)
+        slow = codegen.slow_compile_warning(trees)
+        if slow and self.mod._hardwood_new_source:
+            warnings.warn(slow, UserWarning, stacklevel=4)
         bits = [t.cat_bitsets for t in trees]
         self.bits = np.concatenate(bits).astype(np.uint32) if sum(b.size for b in bits) else \
             np.zeros(1, np.uint32)

@@ -5,6 +5,10 @@ Layout of one field's bins:
 * numeric field with ``k`` value bins: bins ``0..k-1`` hold values, bin ``k`` is missing (NaN).
   Value ``x`` falls in the first bin ``b`` with ``x <= upper_edges[b]``; the last upper edge
   is ``+inf``. A split "bin <= b goes left" is therefore the raw rule ``x <= upper_edges[b]``.
+  A field with at most ``max_bin - 1`` distinct values gets one bin per value; a field with
+  more gets ``max_bin - 1`` bins cut at quantiles, each edge the midpoint of the distinct
+  values it separates (``cut_indices``: a value heavier than a bin's share gets a bin of its
+  own, and the other values share the other bins).
 * categorical field with ``K`` categories (codes ``0..K-1``): bin ``c`` is category ``c``,
   bin ``K`` is missing (NaN, or a code outside ``0..K-1``). A field with more categories than
   ``max_bin - 1`` (when ``group_categories``, the default) keeps its ``max_bin - 2`` most
@@ -181,12 +185,7 @@ def edges_from_counts(uniq, cum, max_value_bins):
     if uniq.size <= max_value_bins:
         cut_after = np.arange(uniq.size - 1)
     else:
-        total = cum[-1]
-        targets = total * np.arange(1, max_value_bins) / max_value_bins
-        # index of the unique value whose cumulative count first reaches each target
-        idx = np.searchsorted(cum, targets, side="left")
-        idx = np.unique(np.minimum(idx, uniq.size - 2))
-        cut_after = idx
+        cut_after = cut_indices(np.asarray(cum, dtype=np.float64), max_value_bins)
     lo, hi = uniq[cut_after], uniq[cut_after + 1]
     with np.errstate(invalid="ignore"):  # -inf next to +inf: their midpoint is NaN
         edges = np.maximum(lo * 0.5 + hi * 0.5, lo)  # halves first: no overflow near +-DBL_MAX
@@ -194,6 +193,58 @@ def edges_from_counts(uniq, cum, max_value_bins):
     # +inf's midpoint is NaN: then use the lower
     edges = np.where((edges >= hi) | np.isnan(edges), lo, edges)
     return np.append(edges, np.inf)
+
+
+@njit(cache=True, nogil=True)
+def cut_indices(cum, max_value_bins):
+    """Where ``edges_from_counts`` cuts a field of more than ``max_value_bins`` distinct
+    values: ascending indices ``i`` (an edge between distinct values ``i`` and ``i + 1``),
+    from ``cum``, the rows (or weight) up to and with each distinct value.
+
+    The cuts are quantiles: the distinct value whose cumulative weight first reaches each of
+    the targets ``t * total / max_value_bins``. A value heavier than one bin's share took
+    several targets, which made one cut, so a field with heavy values (the zeros of a sparse
+    column, integer codes) lost bins: 256 distinct values kept 242 of 255, a column of 40 %
+    zeros 156. So the weights are capped first, at the level ``cap`` where the capped weights
+    fill ``max_value_bins`` bins of ``cap`` each (water filling): a heavy value then spans
+    one target, and gets its own bin, and the others share the remaining bins by quantiles.
+    A field without a value over ``total / max_value_bins`` keeps its plain quantile cuts."""
+    k = cum.shape[0]
+    total = cum[-1]
+    counts = np.empty(k, dtype=np.float64)
+    counts[0] = cum[0]
+    for i in range(1, k):
+        counts[i] = cum[i] - cum[i - 1]
+    heavy = -np.sort(-counts)
+    cap = total / max_value_bins
+    h = 0
+    rest = total
+    while h < max_value_bins - 1 and heavy[h] > cap:
+        rest -= heavy[h]
+        h += 1
+        cap = rest / (max_value_bins - h)
+    slack = 0.0
+    if h > 0:
+        capped = np.empty(k, dtype=np.float64)
+        run = 0.0
+        for i in range(k):
+            run += min(counts[i], cap)
+            capped[i] = run
+        cum = capped
+        total = run
+        # a capped value ends on a target, give or take rounding: the target is its
+        # (else two targets could fall in the next value, and a bin be lost)
+        slack = total * 1e-9
+    cuts = np.empty(max_value_bins - 1, dtype=np.int64)
+    n = 0
+    last = -1
+    for t in range(1, max_value_bins):
+        i = min(np.searchsorted(cum, total * t / max_value_bins - slack), k - 2)
+        if i > last:  # targets ascend, and so do their indices: this is np.unique
+            cuts[n] = i
+            n += 1
+            last = i
+    return cuts[:n]
 
 
 class BinMapper:

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..parallel import guard, run_ranges
-from .binning import bin_numeric, bin_value
+from .binning import bin_numeric, bin_value, cut_indices
 
 SPARSE_DENSITY = 0.1  # sparse="auto": a scipy sparse matrix at most this dense is binned sparse
 SMALL_FIELD_EDGES = 32  # fields with at most this many edges are binned by a plain search
@@ -276,17 +276,9 @@ def _edges_of_counts(uniq, count, mvb, out):
             out[n] = _midpoint(uniq[i], uniq[i + 1])
             n += 1
     else:
-        cum = np.cumsum(count)
-        total = cum[-1]
-        last = -1
-        for t in range(1, mvb):
-            target = total * t / mvb
-            idx = np.searchsorted(cum, target)  # the first cum >= target
-            idx = min(idx, k - 2)
-            if idx > last:  # targets ascend: their indices too, so this is np.unique
-                out[n] = _midpoint(uniq[idx], uniq[idx + 1])
-                n += 1
-                last = idx
+        for idx in cut_indices(np.cumsum(count), mvb):
+            out[n] = _midpoint(uniq[idx], uniq[idx + 1])
+            n += 1
     out[n] = np.inf
     return n + 1
 

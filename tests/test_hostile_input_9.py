@@ -77,3 +77,30 @@ def test_codegen_warns_before_a_compile_that_takes_minutes(tmp_path, monkeypatch
     np.testing.assert_allclose(first.predict(X), model.predict(X), rtol=1e-6)
     monkeypatch.setattr(codegen, "WARN_NODES", nodes)
     assert codegen.slow_compile_warning(model.trees) is None
+
+
+def test_absolute_error_with_equal_weights_takes_xgboosts_weighted_median():
+    """``weight=ones`` made ``reg:absoluteerror`` take the unweighted midpoint median (its
+    test for equal weights could not tell them from no weights): base score 1.5 where
+    XGBoost's is 1.0 on labels 0..3, and 1.52 off XGBoost's model after 10 rounds. Any
+    weights now take XGBoost's weighted rule; no weights keep the midpoint."""
+    xgb = pytest.importorskip("xgboost")
+    y4 = np.arange(4.0)
+    p = {"objective": "reg:absoluteerror", "max_depth": 3, "learning_rate": 0.3}
+    X4 = np.zeros((4, 1))
+    assert hw.train(p, hw.Dataset(X4, y4, weight=np.ones(4)), 1).base_score[0] == 1.0
+    assert hw.train(p, hw.Dataset(X4, y4), 1).base_score[0] == 1.5
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.integers(0, 8, size=(n, 3)).astype(float)
+    y = X[:, 0] * 2 + rng.standard_t(2, size=n)
+    for w in (np.ones(n), np.where(X[:, 1] < 4, 1.0, 2.0)):
+        m = hw.train(p, hw.Dataset(X, y, weight=w), 10)
+        b = xgb.train(dict(p, tree_method="hist", nthread=1), xgb.DMatrix(X, y, weight=w), 10)
+        np.testing.assert_allclose(m.predict(X), b.predict(xgb.DMatrix(X)), atol=1e-4)
+    est = hw.GBDTRegressor(objective="reg:absoluteerror", n_estimators=10, max_depth=3,
+                           learning_rate=0.3).fit(X, y, sample_weight=np.ones(n))
+    ref = xgb.XGBRegressor(objective="reg:absoluteerror", n_estimators=10, max_depth=3,
+                           learning_rate=0.3, tree_method="hist", n_jobs=1).fit(
+        X, y, sample_weight=np.ones(n))
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), atol=1e-4)

@@ -98,7 +98,7 @@ class Booster:
                                  "trees were fit from it). Leave base_score out, or pass the "
                                  "one the init model was trained with")
         elif p["base_score"] is None:
-            base = obj.base_score(y, self.w)
+            base = obj.base_score(y, train_set.weight)  # (None: unweighted)
         else:
             base = obj.margin_from_user(p["base_score"])
         if not np.all(np.isfinite(base)):
@@ -255,9 +255,10 @@ class Booster:
                     leaves = _GlobalLeaves(leaves, sample)
                 t0 = time.perf_counter()
                 leaf_ids = np.flatnonzero(binned.feature < 0)
-                if obj.refit_leaves:
+                if obj.refit_leaves:  # (w None: unweighted, no sampling weights)
                     _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
-                                  w, p["learning_rate"])
+                                  None if w is self.w and ts.weight is None else w,
+                                  p["learning_rate"])
                 if sampled:
                     self.pages.predict_binned(binned, pred_k)
                 else:
@@ -635,11 +636,11 @@ def _check_weight_range(w, what):
 
 def _refit_leaves(obj, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):
     """Leaf value = learning_rate x objective's optimum over the leaf's residuals
-    (the weighted median for reg:absoluteerror)."""
+    (the weighted median for reg:absoluteerror; ``w`` None: unweighted)."""
     for i, leaf in enumerate(leaf_ids):
         r = leaves.rows(i)
         if r.size == 0:
             continue
-        v = lr * obj.leaf_value(y[r] - pred_k[r], w[r])
+        v = lr * obj.leaf_value(y[r] - pred_k[r], None if w is None else w[r])
         tree.value[leaf] = v
         binned.value[leaf] = v

@@ -104,3 +104,33 @@ def test_absolute_error_with_equal_weights_takes_xgboosts_weighted_median():
                            learning_rate=0.3, tree_method="hist", n_jobs=1).fit(
         X, y, sample_weight=np.ones(n))
     np.testing.assert_allclose(est.predict(X), ref.predict(X), atol=1e-4)
+
+
+def test_lightgbm_alpha_is_not_taken_for_l1_regularisation():
+    """A LightGBM parameter dict with ``alpha`` (its Huber/quantile parameter, unused by
+    ``regression``) trained with XGBoost's L1 penalty alpha=0.9: 1.6 off LightGBM. Under
+    LightGBM's objective names it is ignored with a warning; under XGBoost's it is still
+    ``reg_alpha``. LightGBM's other objective names train; its metric names get a hint."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(2000, 4)), 1)
+    y = X[:, 0] * 3 + rng.normal(size=2000)
+    p = {"objective": "regression", "num_leaves": 15, "learning_rate": 0.3, "verbose": -1,
+         "min_sum_hessian_in_leaf": 20.0, "num_threads": 1}
+    lp = dict(p, min_data_in_leaf=0)
+    np.testing.assert_array_equal(  # LightGBM's regression does not use alpha
+        lgb.train(dict(lp, alpha=0.9), lgb.Dataset(X, y), 10).predict(X),
+        lgb.train(lp, lgb.Dataset(X, y), 10).predict(X))
+    with pytest.warns(UserWarning, match="alpha is LightGBM's Huber/quantile parameter"):
+        ours = hw.train(dict(p, alpha=0.9, lambda_l1=0.0), hw.Dataset(X, y), 10)
+    np.testing.assert_array_equal(ours.predict(X), hw.train(p, hw.Dataset(X, y), 10).predict(X))
+    xgb_style = {"objective": "reg:squarederror", "max_depth": 3}
+    with_l1 = hw.train(dict(xgb_style, alpha=50.0), hw.Dataset(X, y), 3).predict(X)
+    no_l1 = hw.train(xgb_style, hw.Dataset(X, y), 3).predict(X)
+    assert np.abs(with_l1 - no_l1).max() > 0.1  # XGBoost's alpha is its L1 penalty
+    for name in ("regression_l2", "mse", "mean_squared_error"):
+        np.testing.assert_array_equal(hw.train({"objective": name}, hw.Dataset(X, y), 2)
+                                      .predict(X), hw.train({}, hw.Dataset(X, y), 2).predict(X))
+    with pytest.raises(ValueError, match="LightGBM's 'binary_logloss', use 'logloss'"):
+        hw.train({"objective": "binary", "metric": "binary_logloss"},
+                 hw.Dataset(X, y > 0), 2)

@@ -63,6 +63,13 @@ def merror(y, p, w):
 METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "auc": auc, "error": error,
            "mlogloss": mlogloss, "merror": merror}
 HIGHER_IS_BETTER = {"auc"}
+# LightGBM's names of the same metrics, named in the error for an unknown metric (its 'l2'
+# is the mean squared error, which hardwood scores as its root)
+LIGHTGBM_METRICS = {"l2": "'rmse', its root", "l2_root": "'rmse'",
+                    "root_mean_squared_error": "'rmse'", "l1": "'mae'",
+                    "mean_absolute_error": "'mae'", "binary_logloss": "'logloss'",
+                    "binary_error": "'error'", "multi_logloss": "'mlogloss'",
+                    "multi_error": "'merror'"}
 # the task (objectives.Objective.task) whose predictions a metric scores: a binary or multiclass
 # metric needs an objective of its task; rmse and mae score any prediction
 TASK = {"rmse": "regression", "mae": "regression", "logloss": "binary", "auc": "binary",
@@ -80,8 +87,11 @@ def get_metric(name):
             return ranking_metric(name, y, p, group, gain, w)
         return metric
     if name not in METRICS:
-        raise ValueError(f"unknown eval_metric {name!r}; expected one of {sorted(METRICS)} "
-                         "or a ranking metric (ndcg, map, pre, with an optional @k)")
+        hint = LIGHTGBM_METRICS.get(name)
+        hint = f" (for LightGBM's {name!r}, use {hint})" if hint else ""
+        raise ValueError(f"unknown eval_metric {name!r}{hint}; expected one of "
+                         f"{sorted(METRICS)} or a ranking metric (ndcg, map, pre, with an "
+                         "optional @k)")
     return METRICS[name]
 
 

@@ -432,8 +432,11 @@ OBJECTIVES = {o.name: o for o in (
 # multi:softprob for it: their predict_proba needs the probabilities).
 ALIASES = {
     "regression": "reg:squarederror", "squared_error": "reg:squarederror", "l2": "reg:squarederror",
+    "regression_l2": "reg:squarederror", "mse": "reg:squarederror",
+    "mean_squared_error": "reg:squarederror",
     "reg:linear": "reg:squarederror", "mae": "reg:absoluteerror", "l1": "reg:absoluteerror",
-    "absolute_error": "reg:absoluteerror",
+    "absolute_error": "reg:absoluteerror", "regression_l1": "reg:absoluteerror",
+    "mean_absolute_error": "reg:absoluteerror",
     "binary": "binary:logistic", "multiclass": "multi:softprob", "softmax": "multi:softprob",
     "multi:softmax": "multi:softprob", "lambdarank": "rank:ndcg",
 }

@@ -123,6 +123,27 @@ def _check_sampling(p):
         p["top_rate"], p["other_rate"] = a, b
 
 
+# objective names that are LightGBM's own (not XGBoost's or scikit-learn's): under them,
+# ``alpha`` is LightGBM's Huber/quantile parameter, not XGBoost's L1 regularisation
+LIGHTGBM_OBJECTIVES = {"regression", "regression_l2", "l2", "mse", "mean_squared_error",
+                       "regression_l1", "l1", "mean_absolute_error", "binary", "multiclass",
+                       "softmax", "lambdarank"}
+
+
+def _lightgbm_alpha(params):
+    """``alpha`` is XGBoost's L1 regularisation (``reg_alpha``), but LightGBM's Huber and
+    quantile parameter (default 0.9), unused by its other objectives. A LightGBM parameter
+    dict (its objective names) passing ``alpha`` trained with an L1 penalty of 0.9: 1.6 off
+    LightGBM's model. Under LightGBM's objective names it is ignored, with a warning."""
+    obj = params.get("objective")
+    if "alpha" not in params or not (isinstance(obj, str) and obj.lower() in LIGHTGBM_OBJECTIVES):
+        return params
+    warnings.warn(f"alpha is LightGBM's Huber/quantile parameter under its objective names, "
+                  f"and objective {obj!r} does not use it: ignored (L1 regularisation is "
+                  "reg_alpha, or lambda_l1)", UserWarning, stacklevel=4)
+    return {k: v for k, v in params.items() if k != "alpha"}
+
+
 def _lightgbm_bagging(params):
     """LightGBM's bagging: ``bagging_fraction`` (hardwood's ``subsample``) draws rows only when
     ``bagging_freq`` > 0, a new sample every ``bagging_freq`` rounds. Hardwood draws one every
@@ -198,7 +219,7 @@ def resolve_params(params) -> dict:
         params = {}
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
-    params = _lightgbm_bagging(params)
+    params = _lightgbm_bagging(_lightgbm_alpha(params))
     p = dict(DEFAULTS)
     if "num_leaves" in params and "grow_policy" not in params:
         # LightGBM's name of the leaf limit brings LightGBM's growth, leaf-wise without a depth

@@ -251,8 +251,10 @@ class _ForestBase(BaseEstimator):
         # n_jobs bounds the whole fit, binning included (binning runs on numba's threads)
         with threads(self.n_jobs):
             # forests split category codes as ordered numbers: one bin per code, in code order
+            # a warm start codes X as the first fit did: its trees split those codes
             ds = Dataset(X, weight=sample_weight, max_bin=int(self.max_bin),
-                         group_categories=False, drop_unused_categories=False)
+                         group_categories=False, drop_unused_categories=False,
+                         feature_info=self.forest_.info if old else None)
         data = GrowData.from_dataset(ds, y_fit, is_reg, n_outputs)
         tp = self._tree_params(n, mtry)
         oob = None

@@ -106,6 +106,11 @@ class Dataset:
         predicting treats it as unseen (missing), as for integer codes. False keeps the
         dtype's categories and their codes (the forests, which split codes as ordered
         numbers and must code every ``warm_start`` fit alike).
+    feature_info : FeatureInfo, optional
+        Code ``X`` as this earlier fit's features (names, categories by value; a category
+        it never saw is missing), but learn new bins: a forest's ``warm_start`` fit, whose
+        old trees split the codes of its first fit (a frame whose category dtype listed
+        other categories read them through other codes: accuracy 0.95 fell to 0.34).
     sparse : "auto", True or False
         How a scipy sparse matrix without categorical features is binned: straight from its
         non-zeros into ``sparse_bins`` (``data/sparse.py``; memory follows the non-zeros,
@@ -187,18 +192,20 @@ class Dataset:
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
                  group_categories=True, group=None, qid=None, sparse="auto",
-                 drop_unused_categories=True):
+                 drop_unused_categories=True, feature_info=None):
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
+        if reference is not None and feature_info is not None:
+            raise ValueError("give reference or feature_info, not both")
         X = as_pandas_if_named_table(X)  # (Arrow, polars: their column names kept)
         if reference is None:
             if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, (bool, np.bool_))
                     or not 2 <= max_bin <= MAX_BINS):
                 raise ValueError(f"max_bin must be an integer in [2, {MAX_BINS}] (bins are stored "
                                  f"as uint8 or uint16), got {max_bin!r}")
-        info = reference.info if reference is not None else None
+        info = reference.info if reference is not None else feature_info
         what = "validation X" if reference is not None else "X"
-        if reference is None and drop_unused_categories:
+        if info is None and drop_unused_categories:
             X = _without_unused_categories(X)
         is_sparse = wants_sparse(X, categorical_features, info, sparse)
         if is_sparse:  # binned from the non-zeros: no dense copy (data/sparse.py)

@@ -169,3 +169,43 @@ def test_forest_warm_start_codes_categories_as_its_first_fit(estimator):
         warnings.simplefilter("ignore")  # (unseen categories warn when they are most rows)
         warm.set_params(n_estimators=6).fit(new, y)
     assert warm.score(df, y) > whole.score(df, y) - 0.05
+
+
+def test_softmax_on_two_classes_gives_a_one_column_decision_function():
+    """``GBDTClassifier(objective="multi:softprob")`` on two classes returned a (n, 2)
+    ``decision_function``: ``cross_val_score(scoring="roc_auc")`` gave NaN and
+    ``CalibratedClassifierCV`` an IndexError. It is the second class's margin over the first
+    now, whose sigmoid is ``predict_proba[:, 1]``."""
+    from sklearn.calibration import CalibratedClassifierCV
+    from sklearn.model_selection import cross_val_score
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 4))
+    y = np.where(X[:, 0] + rng.normal(scale=0.5, size=600) > 0, "yes", "no")
+    clf = hw.GBDTClassifier(objective="multi:softprob", n_estimators=10).fit(X, y)
+    d = clf.decision_function(X)
+    assert d.shape == (600,)
+    np.testing.assert_allclose(1 / (1 + np.exp(-d)), clf.predict_proba(X)[:, 1], rtol=1e-6)
+    auc = cross_val_score(hw.GBDTClassifier(objective="multi:softprob", n_estimators=10),
+                          X, y, scoring="roc_auc", cv=3)
+    assert np.all(auc > 0.8)
+    cal = CalibratedClassifierCV(hw.GBDTClassifier(objective="multi:softprob",
+                                                   n_estimators=10), cv=3).fit(X, y)
+    assert cal.predict_proba(X).shape == (600, 2)
+
+
+def test_numbers_in_object_columns_and_from_dtype_get_the_right_advice():
+    """A column of numbers of dtype object was told to become a category (the wrong fix for
+    numbers); ``categorical_features="from_dtype"`` (scikit-learn's spelling of what
+    hardwood does) was taken for a column name."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame({"x": rng.normal(size=200),
+                       "c": pd.Categorical(rng.choice(["a", "b"], 200))})
+    y = df.x + (df.c == "a")
+    bad = df.assign(x=df.x.astype(object))
+    with pytest.raises(TypeError, match=r"holds numbers.*astype\(float\)"):
+        hw.GBDTRegressor(n_estimators=2).fit(bad, y)
+    a = hw.GBDTRegressor(n_estimators=5, categorical_features="from_dtype").fit(df, y)
+    b = hw.GBDTRegressor(n_estimators=5).fit(df, y)
+    np.testing.assert_array_equal(a.predict(df), b.predict(df))

@@ -399,9 +399,15 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         return self._label_encoder.transform(y).astype(np.float64)
 
     def decision_function(self, X):
-        """Raw margins: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise."""
+        """Raw margins: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise.
+        Two classes trained with a softmax objective (``multi:softprob``) give the margin of
+        the second class over the first (the log-odds of ``predict_proba[:, 1]``), the shape
+        scikit-learn's scorers and calibrators read (two columns made roc_auc NaN)."""
         X = self._validate_predict_X(X)
-        return np.asarray(self.model_.predict(X, output="raw"), dtype=np.float64)
+        raw = np.asarray(self.model_.predict(X, output="raw"), dtype=np.float64)
+        if raw.ndim == 2 and raw.shape[1] == 2 and len(self.classes_) == 2:
+            return raw[:, 1] - raw[:, 0]
+        return raw
 
     def predict_proba(self, X):
         """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""

@@ -95,8 +95,10 @@ def as_pandas_if_named_table(X):
 
 def _resolve_categorical(categorical_features, names, n_features):
     mask = np.zeros(n_features, dtype=bool)
-    if categorical_features is None:
-        return mask
+    if categorical_features is None or (isinstance(categorical_features, str)
+                                        and categorical_features == "from_dtype"
+                                        and "from_dtype" not in names):
+        return mask  # scikit-learn's spelling of what hardwood does: category columns
     if isinstance(categorical_features, (str, numbers.Integral)):
         categorical_features = [categorical_features]
     cf = list(categorical_features)
@@ -553,6 +555,12 @@ def _from_pandas(df, categorical_features, info, dtype, what):
             if isinstance(s.dtype, pd.CategoricalDtype):
                 raise TypeError(f"column {names[j]!r} is categorical here but was numeric in training")
             if _is_stringish(s.dtype):
+                vals = s.dropna().iloc[:50]
+                if len(vals) and all(isinstance(v, numbers.Number) and not isinstance(v, bool)
+                                     for v in vals):
+                    raise TypeError(f"column {names[j]!r} holds numbers in a column of dtype "
+                                    f"{s.dtype}; convert it with .astype(float) (or "
+                                    ".astype('category') for a categorical feature)")
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric; "
                                 "convert it with .astype('category') to use it as a categorical feature")
             if isinstance(s.dtype, pd.SparseDtype):  # pandas sparse: its values, densified

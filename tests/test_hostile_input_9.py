@@ -209,3 +209,41 @@ def test_numbers_in_object_columns_and_from_dtype_get_the_right_advice():
     a = hw.GBDTRegressor(n_estimators=5, categorical_features="from_dtype").fit(df, y)
     b = hw.GBDTRegressor(n_estimators=5).fit(df, y)
     np.testing.assert_array_equal(a.predict(df), b.predict(df))
+
+
+def test_early_stopping_on_the_training_set_warns():
+    """With the training set last in ``valid_sets``, early stopping watched it (XGBoost's
+    rule: the last set) and never stopped, without a word (LightGBM skips it)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = X[:, 0] + rng.normal(size=500)
+    tr, va = hw.Dataset(X[:400], y[:400]), None
+    va = hw.Dataset(X[400:], y[400:], reference=tr)
+    with pytest.warns(UserWarning, match="which is the training set"):
+        hw.train({}, tr, 5, valid_sets=[va, tr], early_stopping_rounds=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hw.train({}, tr, 5, valid_sets=[tr, va], early_stopping_rounds=2)
+
+
+def test_xgboost_and_lightgbm_parameter_names_get_the_right_hints():
+    """``quantile_alpha`` was answered "did you mean 'reg_alpha'?", ``max_delta_step`` "did
+    you mean 'max_depth'?"; ``booster="gbtree"`` (XGBoost's default, in many copied
+    configs) was refused; ``early_stopping_rounds`` in params and ``boosting_type="goss"``
+    got no pointer to where hardwood takes them."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    ds = hw.Dataset(X, X[:, 0])
+    for name, value, match in [("quantile_alpha", 0.5, "quantile regression"),
+                               ("max_delta_step", 1.0, "no cap on a leaf's step"),
+                               ("early_stopping_rounds", 5, "hardwood.train"),
+                               ("scale_pos_weight", 3.0, "weight the positive rows"),
+                               ("boosting_type", "goss", "sampling_method='goss'"),
+                               ("booster", "dart", "not supported")]:
+        with pytest.raises(ValueError, match=match) as err:
+            hw.train({name: value}, ds, 1)
+        assert "did you mean" not in str(err.value)
+    base = hw.train({"max_depth": 2}, ds, 2).predict(X)
+    for name, value in [("booster", "gbtree"), ("boosting_type", "gbdt"), ("boosting", "gbdt")]:
+        np.testing.assert_array_equal(hw.train({"max_depth": 2, name: value}, ds, 2).predict(X),
+                                      base)

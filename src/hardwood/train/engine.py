@@ -3,6 +3,7 @@ per ``update()``), with evaluation, callbacks and early stopping."""
 from __future__ import annotations
 
 import time
+import warnings
 
 import numpy as np
 
@@ -71,6 +72,12 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
         cbs.callbacks.append(EvaluationPrinter(period))
     es = None
     if early_stopping_rounds is not None:
+        if bst.valid_sets[-1] is bst.train_set:
+            # XGBoost watches the last set whatever it is; LightGBM skips the training set
+            warnings.warn(f"early stopping watches the last set of valid_sets, "
+                          f"{bst.valid_names[-1]!r}, which is the training set: its score only "
+                          "improves, so training will not stop early. Put a held-out set "
+                          "last", UserWarning, stacklevel=3)
         last = bst.metric_names[-1]
         es = EarlyStopping(int(early_stopping_rounds), last, bst.valid_names[-1],
                            maximize=M.higher_is_better(last))

@@ -61,6 +61,8 @@ ALIASES = {
     # XGBoost's name of the top-k truncation of its default lambdarank_pair_method 'topk'
     "lambdarank_num_pair_per_sample": "lambdarank_truncation_level",
     "tree_method": None,  # accepted and ignored: hardwood always trains on histograms
+    # XGBoost's and LightGBM's names of gradient-boosted trees, their default: accepted
+    "booster": None, "boosting": None, "boosting_type": None,
 }
 
 # tree_method values of XGBoost: hardwood trains on histograms whichever is named (as
@@ -70,6 +72,14 @@ TREE_METHODS = ("auto", "hist", "approx", "exact", "gpu_hist")
 
 
 def _check_ignored(k, v):
+    if k in ("booster", "boosting", "boosting_type"):
+        if isinstance(v, str) and v.lower() == "goss":
+            raise ValueError(f"{k}='goss' (LightGBM's older spelling) is "
+                             "sampling_method='goss' in hardwood")
+        if not (isinstance(v, str) and v.lower() in ("gbtree", "gbdt")):
+            raise ValueError(f"{k}={v!r} is not supported: hardwood trains gradient-boosted "
+                             "trees ('gbtree', 'gbdt'); its random forests are "
+                             "hardwood.RandomForestClassifier/Regressor")
     if k == "tree_method":
         if not isinstance(v, str) or v not in TREE_METHODS:
             raise ValueError(f"tree_method must be one of {list(TREE_METHODS)}, got {v!r}")
@@ -210,6 +220,16 @@ FOREIGN_HINTS = {
     "num_iterations": _ROUNDS, "num_iteration": _ROUNDS, "n_iter": _ROUNDS,
     "num_round": _ROUNDS, "num_rounds": _ROUNDS, "num_boost_round": _ROUNDS,
     "n_estimators": _ROUNDS, "num_trees": _ROUNDS,
+    "early_stopping_rounds": "pass it to hardwood.train(..., early_stopping_rounds=n) (or to "
+                             "the estimator's constructor), with a set in valid_sets",
+    "early_stopping_round": "pass early_stopping_rounds=n to hardwood.train (or to the "
+                            "estimator's constructor), with a set in valid_sets",
+    "quantile_alpha": "hardwood does not train quantile regression (reg:quantileerror)",
+    "tweedie_variance_power": "hardwood does not train reg:tweedie",
+    "max_delta_step": "hardwood has no cap on a leaf's step (XGBoost's max_delta_step)",
+    "scale_pos_weight": "weight the positive rows instead (sample_weight / Dataset(weight=))",
+    "pos_bagging_fraction": "hardwood has no per-class bagging (LightGBM's "
+                            "pos_bagging_fraction)",
 }
 
 

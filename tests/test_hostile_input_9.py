@@ -247,3 +247,38 @@ def test_xgboost_and_lightgbm_parameter_names_get_the_right_hints():
     for name, value in [("booster", "gbtree"), ("boosting_type", "gbdt"), ("boosting", "gbdt")]:
         np.testing.assert_array_equal(hw.train({"max_depth": 2, name: value}, ds, 2).predict(X),
                                       base)
+
+
+def test_arrow_dictionary_columns_are_categories_everywhere():
+    """A pandas column of ``pd.ArrowDtype(pa.dictionary(...))`` was refused as "not
+    numeric", and the estimators sent an Arrow table through scikit-learn's ``check_array``
+    ("could not convert string to float"), though ``hardwood.Dataset`` read both as
+    categories; after a fit on a numeric table, its pandas frame warned of missing names."""
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    n = 400
+    c = rng.choice(["u", "v", "w"], n)
+    x = rng.normal(size=n)
+    y = (x + (c == "u") * 2 > 0.5).astype(int)
+    df = pd.DataFrame({"c": pd.Categorical(c), "x": x})
+    table = pa.table({"c": pa.array(c).dictionary_encode(), "x": x})
+    arrow_df = pd.DataFrame({"c": pd.array(np.where(np.arange(n) % 50 == 0, None, c),
+                                           dtype=pd.ArrowDtype(pa.dictionary(pa.int32(),
+                                                                             pa.string()))),
+                             "x": x})
+    ref = hw.GBDTClassifier(n_estimators=5).fit(df, y)
+    for Est in (hw.GBDTClassifier, hw.RandomForestClassifier):
+        kw = dict(n_estimators=5) if Est is hw.GBDTClassifier else dict(n_estimators=5,
+                                                                        random_state=0)
+        on_table = Est(**kw).fit(table, y)
+        on_frame = Est(**kw).fit(df, y)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the frame of the table's names: no warning
+            np.testing.assert_array_equal(on_table.predict_proba(df), on_frame.predict_proba(df))
+            np.testing.assert_array_equal(on_table.predict_proba(table),
+                                          on_frame.predict_proba(df))
+    expect = ref.predict_proba(df.assign(c=df.c.where(np.arange(n) % 50 != 0)))
+    np.testing.assert_array_equal(ref.predict_proba(arrow_df), expect)
+    m = hw.train({"objective": "binary:logistic"}, hw.Dataset(arrow_df, y), 3)
+    assert m.info.is_categorical[0]

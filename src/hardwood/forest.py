@@ -40,7 +40,7 @@ from sklearn.utils.validation import (
 )
 
 from .backends import forest_cpu as K
-from .data.convert import to_float_matrix
+from .data.convert import as_pandas_if_named_table, to_float_matrix
 from .data.dataset import Dataset
 from .parallel import threads
 from .train.forest import Forest, SamplingPlan, check_device, grow_forest
@@ -60,6 +60,7 @@ def _validate(est, X, y=None, *, fitting, reset=True, **kw):
     """scikit-learn's checks, except that a DataFrame stays a DataFrame (its category
     columns are coded by hardwood.Dataset, not refused by check_array), and that data to
     predict on (not ``fitting``) may hold ±inf, as on every prediction path."""
+    X = as_pandas_if_named_table(X)  # (an Arrow table's names and dictionary columns)
     if not _is_dataframe(X):
         if not fitting:
             return validate_data(est, X, reset=reset, **dict(_CHECK_X, ensure_all_finite=False))

@@ -38,6 +38,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
+from .data.convert import as_pandas_if_named_table
 from .data.dataset import Dataset
 from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, objective_class
@@ -160,6 +161,7 @@ class _GBDTBase(BaseEstimator):
         (:meth:`_drop_zero_weight_rows`), after reading what it needs of all the labels."""
         if isinstance(X, Dataset):
             return self._dataset_fit_data(X, y, sample_weight)
+        X = as_pandas_if_named_table(X)  # (an Arrow table's names and dictionary columns)
         if _is_dataframe(X):
             # keep the DataFrame (its category columns) for hardwood.Dataset; validate y, then
             # record the feature names and count
@@ -206,11 +208,13 @@ class _GBDTBase(BaseEstimator):
 
     def _validate_predict_X(self, X):
         check_is_fitted(self)
+        X = as_pandas_if_named_table(X)
         if _is_dataframe(X):
             return validate_data(self, X, skip_check_array=True, reset=False)
         return validate_data(self, X, reset=False, **_CHECK_PREDICT_X)
 
     def _validate_eval_X(self, X):
+        X = as_pandas_if_named_table(X)
         if _is_dataframe(X):
             return X
         return check_array(X, estimator=self, input_name="eval_set X", **_CHECK_X)

@@ -90,7 +90,29 @@ def as_pandas_if_named_table(X):
     if ((mod.startswith("pyarrow") and name in ("Table", "RecordBatch"))
             or (mod.startswith("polars") and name == "DataFrame")):
         return X.to_pandas()
+    if _is_pandas_df(X):
+        return _arrow_dictionaries_as_categories(X)
     return X
+
+
+def _arrow_dictionaries_as_categories(df):
+    """A frame whose pyarrow dictionary columns (``pd.ArrowDtype(pa.dictionary(...))``) are
+    ``category`` columns, as an Arrow table's become: they were refused as "not numeric"
+    (pandas' own ``astype('category')`` fails on them when they hold nulls)."""
+    import pandas as pd
+
+    cols = [c for c, dt in zip(df.columns, df.dtypes)
+            if isinstance(dt, pd.ArrowDtype) and dt.pyarrow_dtype.__class__.__name__ ==
+            "DictionaryType"]
+    if not cols:
+        return df
+    import pyarrow as pa
+
+    df = df.copy(deep=False)
+    for c in cols:
+        cat = pa.chunked_array(df[c].array.__arrow_array__()).to_pandas()
+        df[c] = pd.Series(cat.array, index=df.index)
+    return df
 
 
 def _resolve_categorical(categorical_features, names, n_features):

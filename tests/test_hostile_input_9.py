@@ -282,3 +282,32 @@ def test_arrow_dictionary_columns_are_categories_everywhere():
     np.testing.assert_array_equal(ref.predict_proba(arrow_df), expect)
     m = hw.train({"objective": "binary:logistic"}, hw.Dataset(arrow_df, y), 3)
     assert m.info.is_categorical[0]
+
+
+def test_ranker_scores_its_ndcg_for_model_selection():
+    """``GBDTRanker`` had no ``score``: ``GridSearchCV`` without ``scoring=`` failed ("should
+    have a 'score' method"). It scores the mean NDCG@10 over the queries given, and a search
+    with the queries routed by scikit-learn's metadata routing picks on it."""
+    import sklearn
+    from sklearn.model_selection import GridSearchCV, GroupKFold
+
+    from hardwood.ranking import group_ptr, ranking_metric
+
+    rng = np.random.default_rng(0)
+    n_q, size = 40, 15
+    X = rng.normal(size=(n_q * size, 4))
+    y = np.clip(np.round(X[:, 0] + 0.5 * rng.normal(size=len(X)) + 1), 0, 3)
+    qid = np.repeat(np.arange(n_q), size)
+    r = hw.GBDTRanker(n_estimators=5).fit(X, y, qid=qid)
+    ptr = group_ptr(len(y), qid=qid)
+    gain = 2.0 ** np.arange(31) - 1
+    assert r.score(X, y, qid=qid) == pytest.approx(ranking_metric("ndcg@10", y, r.predict(X),
+                                                                  ptr, gain))
+    assert r.score(X, y, group=np.full(n_q, size)) == r.score(X, y, qid=qid)
+    with pytest.raises(ValueError, match="needs the queries"):
+        r.score(X, y)
+    with sklearn.config_context(enable_metadata_routing=True):
+        est = hw.GBDTRanker(n_estimators=5).set_fit_request(qid=True).set_score_request(qid=True)
+        search = GridSearchCV(est, {"max_depth": [1, 3]}, cv=GroupKFold(3))
+        search.fit(X, y, qid=qid, groups=qid)
+    assert search.best_score_ > 0.5

@@ -233,6 +233,11 @@ class _OneQueryRanker(hardwood.GBDTRanker):
             group = [X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]]
         return super().fit(X, y, group=group, qid=qid, sample_weight=sample_weight, **kwargs)
 
+    def score(self, X, y, group=None, qid=None, sample_weight=None):
+        if group is None and qid is None:
+            group = [X.shape[0] if hasattr(X, "shape") else np.asarray(X).shape[0]]
+        return super().score(X, y, group=group, qid=qid, sample_weight=sample_weight)
+
 
 _NOT_FOR_RANKING = {
     check: "a row's weight scales its lambda gradients; repeating the row adds pairs within "

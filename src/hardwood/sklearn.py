@@ -543,3 +543,23 @@ class GBDTRanker(_GBDTBase):
         """Ranking scores, shape (n_samples,): sort a query's rows by them, highest first."""
         X = self._validate_predict_X(X)
         return np.asarray(self.model_.predict(X), dtype=np.float64)
+
+    def score(self, X, y, group=None, qid=None, sample_weight=None):
+        """The mean NDCG@10 over the queries of ``X`` (``group=`` sizes or ``qid=`` ids, as
+        in ``fit``), with the model's ``label_gain``: what ``GridSearchCV`` maximises when
+        given no ``scoring`` (route the queries to it with ``set_score_request(qid=True)``
+        under scikit-learn's metadata routing). XGBRanker scores its last eval metric."""
+        from .ranking import check_ranking_labels, group_ptr, label_gains, ranking_metric
+
+        if group is None and qid is None:
+            raise ValueError("GBDTRanker.score needs the queries: group= (sizes of consecutive "
+                             "queries) or qid= (one query id per row); under GridSearchCV, "
+                             "route them with set_score_request(qid=True) and "
+                             "sklearn.set_config(enable_metadata_routing=True)")
+        pred = self.predict(X)
+        y = np.asarray(y, dtype=np.float64)
+        ptr = group_ptr(len(pred), group, qid)
+        params = self.model_.params
+        check_ranking_labels(y, "GBDTRanker.score", params.get("label_gain"))
+        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        return float(ranking_metric("ndcg@10", y, pred, ptr, label_gains(params, y), w))

@@ -336,6 +336,11 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
             names = info.names
             is_cat = info.is_categorical
         work_dtype = np.float64 if (dtype == np.float64 or mat.dtype == np.float64) else np.float32
+        if work_dtype == np.float32 and mat.dtype.kind in "iu" and mat.size and (
+                mat.max() > 2**24 or (mat.dtype.kind == "i" and mat.min() < -2**24)):
+            # integers beyond 2**24 are not all float32s: codes 16777217 and 16777216 became
+            # one category, and timestamps ~1.6e9 moved across thresholds (2.2 off)
+            work_dtype = np.float64
         mat = np.ascontiguousarray(mat, dtype=work_dtype)
         cats = [None] * n_features
         if is_cat.any():

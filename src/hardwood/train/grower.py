@@ -291,7 +291,11 @@ class Grower:
         is_leaf = feature < 0
         value = np.zeros(n)
         for i in np.flatnonzero(is_leaf):
-            value[i] = leaf_weight(G[i], H[i], p.reg_lambda, p.reg_alpha) * p.learning_rate
+            # a leaf lighter than min_child_weight (a root too light to split) takes no step,
+            # as XGBoost's: with weights of 0.002 its root stepped -G/(H+lambda) (0.6 off),
+            # and with learning_rate=10 such roots ran the margins off to -1400
+            if H[i] >= p.min_child_weight and H[i] > 0:
+                value[i] = leaf_weight(G[i], H[i], p.reg_lambda, p.reg_alpha) * p.learning_rate
         threshold = np.zeros(n)
         is_cat = np.zeros(n, dtype=bool)
         cat_offset = np.full(n, -1, dtype=np.int64)

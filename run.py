@@ -43,7 +43,7 @@ def ensure_env(extras):
     sh(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     target = f".[{extras}]" if extras else "."
     # (pip's byte-compiling is half of the install, but keep it: with PYTHONDONTWRITEBYTECODE
-    # set, as on CI, every process would compile its imports from source, and the suite's
+    # set (as on the dev machine), every process compiled its imports from source: the suite's
     # subprocess fuzzers took 2-3x longer: 11 min 27 s in all against 11 min 05 s)
     sh(PY, "-m", "pip", "install", "--quiet", "-e", target, cwd=ROOT)
     with open(stamp, "w") as fh:
@@ -60,7 +60,7 @@ def main():
         ensure_env("test")
         own = any(a.startswith(("-n", "--numprocesses")) for a in rest)
         workers = [] if own else ["-n", str(min(2, os.cpu_count() or 1)), "--dist", "loadfile"]
-        # bytecode caches on, even where PYTHONDONTWRITEBYTECODE is set (as here and on CI):
+        # bytecode caches on, even where PYTHONDONTWRITEBYTECODE is set (as on the dev machine):
         # the suite starts many Python processes (two workers, the fuzzers' subprocesses),
         # and each compiled hardwood's sources again (~0.5 s an import)
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}

@@ -281,7 +281,6 @@ def load_source(prefix: str, source: str):
     name = f"_hardwood_gen_{prefix}_{digest}"
     mod = _LOADED.get(name)
     if mod is not None:
-        mod._hardwood_new_source = False
         return mod
     kernels, uid = _kernel_dir()
     path = os.path.join(kernels, name + ".py")
@@ -301,7 +300,9 @@ def load_source(prefix: str, source: str):
     except BaseException:
         sys.modules.pop(name, None)
         raise
-    mod._hardwood_new_source = written  # first seen here: its kernels compile on first call
+    # whether the source is new on disk (its kernels compile on first call): a caller that
+    # warns of a long compile pops it, so that it warns once
+    mod._hardwood_new_source = written
     _LOADED[name] = mod
     return mod
 

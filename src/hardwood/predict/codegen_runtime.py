@@ -22,7 +22,7 @@ class CodegenRuntime(CompiledModel):
             raise ValueError(f"runtime 'codegen' cannot run this model: {reason}")
         self.mod = codegen.build_module(self.model.trees, self.model.tree_group, self.t0, self.t1)
         slow = codegen.slow_compile_warning(trees)
-        if slow and self.mod._hardwood_new_source:
+        if slow and self.mod.__dict__.pop("_hardwood_new_source", False):
             warnings.warn(slow, UserWarning, stacklevel=4)
         bits = [t.cat_bitsets for t in trees]
         self.bits = np.concatenate(bits).astype(np.uint32) if sum(b.size for b in bits) else \

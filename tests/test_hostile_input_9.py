@@ -306,6 +306,15 @@ def test_ranker_scores_its_ndcg_for_model_selection():
     assert r.score(X, y, group=np.full(n_q, size)) == r.score(X, y, qid=qid)
     with pytest.raises(ValueError, match="needs the queries"):
         r.score(X, y)
+    # labels and weights are checked: a short y was scored over the rows it had (0.96), and
+    # NaN, inf or negative weights gave NaN
+    with pytest.raises(ValueError, match="inconsistent numbers of samples"):
+        r.score(X, y[:-15], qid=qid)
+    for bad in (np.nan, np.inf, -1.0):
+        with pytest.raises(ValueError, match="sample_weight"):
+            r.score(X, y, qid=qid, sample_weight=np.full(len(y), bad))
+    with pytest.raises(ValueError):
+        r.score(X, np.where(np.arange(len(y)) == 3, np.nan, y), qid=qid)
     with sklearn.config_context(enable_metadata_routing=True):
         est = hw.GBDTRanker(n_estimators=5).set_fit_request(qid=True).set_score_request(qid=True)
         search = GridSearchCV(est, {"max_depth": [1, 3]}, cv=GroupKFold(3))

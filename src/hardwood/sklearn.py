@@ -557,9 +557,11 @@ class GBDTRanker(_GBDTBase):
                              "route them with set_score_request(qid=True) and "
                              "sklearn.set_config(enable_metadata_routing=True)")
         pred = self.predict(X)
-        y = np.asarray(y, dtype=np.float64)
+        y = np.asarray(y, dtype=np.float64).ravel()
+        check_consistent_length(pred, y)  # (a short y was scored over the rows it had)
         ptr = group_ptr(len(pred), group, qid)
         params = self.model_.params
         check_ranking_labels(y, "GBDTRanker.score", params.get("label_gain"))
-        w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+        w = None if sample_weight is None else _check_sample_weight(
+            sample_weight, pred, dtype=np.float64, ensure_non_negative=True)  # (NaN scored NaN)
         return float(ranking_metric("ndcg@10", y, pred, ptr, label_gains(params, y), w))

@@ -169,6 +169,14 @@ def test_forest_warm_start_codes_categories_as_its_first_fit(estimator):
         warnings.simplefilter("ignore")  # (unseen categories warn when they are most rows)
         warm.set_params(n_estimators=6).fit(new, y)
     assert warm.score(df, y) > whole.score(df, y) - 0.05
+    # the keyword's own checks
+    base = hw.Dataset(df, y)
+    with pytest.raises(ValueError, match="not both"):
+        hw.Dataset(df, y, reference=base, feature_info=base.info)
+    with pytest.raises(TypeError, match="FeatureInfo"):
+        hw.Dataset(df, y, feature_info={"names": ["x", "cat"]})
+    with pytest.raises(ValueError, match="differ from the training columns"):
+        hw.Dataset(df.rename(columns={"x": "y"}), y, feature_info=base.info)
 
 
 def test_softmax_on_two_classes_gives_a_one_column_decision_function():

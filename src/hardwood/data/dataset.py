@@ -197,6 +197,9 @@ class Dataset:
             raise TypeError("reference must be a hardwood.Dataset")
         if reference is not None and feature_info is not None:
             raise ValueError("give reference or feature_info, not both")
+        if feature_info is not None and not isinstance(feature_info, FeatureInfo):
+            raise TypeError("feature_info must be a FeatureInfo (a Dataset's or a model's "
+                            f".info), got {type(feature_info).__name__}")
         X = as_pandas_if_named_table(X)  # (Arrow, polars: their column names kept)
         if reference is None:
             if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, (bool, np.bool_))

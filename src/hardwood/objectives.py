@@ -211,6 +211,10 @@ class Objective:
     n_outputs = 1
     refit_leaves = False  # leaf values recomputed from residuals after growth
 
+    def weighs(self, w):
+        """Whether the leaves' refit (``refit_leaves``) takes the sample weights ``w``."""
+        return w is not None
+
     def __init__(self, params):
         self.params = params
 
@@ -245,19 +249,64 @@ class SquaredError(Objective):
         _one_output(SQUARED, pred, y, w, g, h, parallel)
 
 
+def _lightgbm_median(values, weights):
+    """The median by LightGBM's rule (4.7, measured against it): without weights, as
+    ``np.median``; with weights (taken as float32, as LightGBM stores them), over the values
+    sorted with their cumulative weights ``cw``: the first value whose ``cw`` passes half
+    the total, or the first or last value where that is one; otherwise, between that value
+    ``b`` and the one before it ``a``, ``a + (half - cw[a]) / w[b] * (b - a)`` where ``b``
+    weighs at least 1, else ``a``. (1..5 with weights 1 gives 2.5, where XGBoost's rule
+    gives 3.)"""
+    n = values.size
+    if weights is None or n <= 1:
+        return _weighted_median(values, None) if n != 1 else float(values[0])
+    order = np.argsort(values, kind="mergesort")
+    v = values[order]
+    cw = np.cumsum(weights[order].astype(np.float32).astype(np.float64))
+    half = cw[-1] * 0.5
+    pos = min(int(np.searchsorted(cw, half, side="right")), n - 1)
+    if pos == 0 or pos == n - 1:
+        return float(v[pos])
+    a, b = float(v[pos - 1]), float(v[pos])
+    step = cw[pos] - cw[pos - 1]
+    return a + (half - cw[pos - 1]) / step * (b - a) if step >= 1.0 else a
+
+
+# LightGBM's names of the L1 objective: under them it takes LightGBM's medians
+LIGHTGBM_L1 = ("l1", "regression_l1", "mean_absolute_error", "mae")
+
+
 class AbsoluteError(Objective):
+    """The absolute error; its leaves are refit to the median of their residuals. Under
+    XGBoost's name (``reg:absoluteerror``) with XGBoost's medians, under LightGBM's (``l1``,
+    ``regression_l1``, ``mae``) with LightGBM's (``_lightgbm_median``; its base score in
+    float32, as LightGBM's labels): XGBoost's rule made a leaf of 5 rows 0.25 off LightGBM's,
+    and with weights every leaf could differ."""
     name = "reg:absoluteerror"
     default_metric = "mae"
     refit_leaves = True
 
+    def __init__(self, params):
+        super().__init__(params)
+        objective = params.get("objective")
+        self.lightgbm = isinstance(objective, str) and objective.lower() in LIGHTGBM_L1
+        self._median = _lightgbm_median if self.lightgbm else _weighted_median
+
+    def weighs(self, w):
+        """Whether the medians take the sample weights ``w``: any weights under XGBoost's
+        name; under LightGBM's, not weights that are all 1, which LightGBM's Python package
+        drops (a numpy array of ones trains LightGBM's unweighted model)."""
+        return w is not None and not (self.lightgbm and np.all(w == 1.0))
+
     def base_score(self, y, w):
-        return np.array([_weighted_median(y, w)])
+        m = self._median(y, w if self.weighs(w) else None)
+        return np.array([float(np.float32(m)) if self.lightgbm else m])  # LightGBM's float32
 
     def gradients(self, pred, y, w, g, h, parallel=False):
         _one_output(ABSOLUTE, pred, y, w, g, h, parallel)
 
     def leaf_value(self, residual, weight):
-        return _weighted_median(residual, weight)
+        return self._median(residual, weight)
 
 
 class PseudoHuber(Objective):

@@ -263,7 +263,8 @@ def _reject_strings_in_object_array(arr, what):
 
 
 def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = None,
-                    feature_names=None, dtype=np.float32, what="X", allow_inf=False):
+                    feature_names=None, dtype=np.float32, what="X", allow_inf=False,
+                    allow_no_rows=False):
     """Return ``(matrix, info)``.
 
     With ``info=None`` the categories are learnt from ``X`` (training); otherwise ``X`` is
@@ -272,7 +273,11 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
     The matrix is C-contiguous, float32 (float64 when the input holds float64 values or
     categorical codes), NaN for missing. ``±inf`` raises, unless ``allow_inf`` (data to predict
     on), where it stays in numeric features and raises only in categorical ones.
+    ``allow_no_rows`` (data to predict on, ``info`` given) takes a matrix of 0 rows and the
+    model's columns, as XGBoost and LightGBM do: a batch job's empty last chunk.
     """
+    if allow_no_rows and info is None:
+        raise ValueError("allow_no_rows needs info: training data must have rows")
     if X is None:
         raise TypeError(f"{what} must be a matrix, got None")
     X = as_pandas_if_named_table(X)
@@ -286,10 +291,11 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
                 raise ValueError(f"feature_names {given[:10]} differ from {what}'s column names "
                                  f"{cols[:10]}: a DataFrame's features are named by its columns; "
                                  "rename the columns (X.columns = names) instead")
-        mat, names, is_cat, cats = _from_pandas(X, categorical_features, info, dtype, what)
+        mat, names, is_cat, cats = _from_pandas(X, categorical_features, info, dtype, what,
+                                                allow_no_rows)
     else:
         if _sp is not None and _sp.issparse(X):
-            X = checked_csr(X, what)
+            X = checked_csr(X, what, allow_no_rows)
             keep64 = dtype == np.float64 or X.dtype == np.float64
             if info is not None and info.sparse_missing:  # absent: NaN; stored zeros stay 0
                 if not X.has_canonical_format:
@@ -323,7 +329,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
             if arr.ndim != 2:
                 raise ValueError(f"{what} must be 2-dimensional, got shape {arr.shape}")
             mat = arr
-        if mat.shape[0] == 0 or mat.shape[1] == 0:
+        if (mat.shape[0] == 0 and not allow_no_rows) or mat.shape[1] == 0:
             raise ValueError(f"{what} is empty: shape {mat.shape}")
         n_features = mat.shape[1]
         if info is None:
@@ -371,7 +377,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
     return mat, info
 
 
-def checked_csr(X, what="X"):
+def checked_csr(X, what="X", allow_no_rows=False):
     """A scipy sparse matrix as CSR, its structure checked (column indices within the shape,
     ``indptr`` rising from 0 to nnz: scipy's full check; our kernels and scipy's own
     conversions index by them without bounds checks), not empty, numeric."""
@@ -380,7 +386,7 @@ def checked_csr(X, what="X"):
         X.check_format(full_check=True)
     except ValueError as e:
         raise ValueError(f"{what} is a malformed sparse matrix: {e}") from None
-    if X.shape[0] == 0 or X.shape[1] == 0:
+    if (X.shape[0] == 0 and not allow_no_rows) or X.shape[1] == 0:
         raise ValueError(f"{what} is empty: shape {X.shape}")
     if X.dtype.kind not in "biuf":
         raise TypeError(f"{what} must be numeric, got a sparse matrix of dtype {X.dtype}")
@@ -502,10 +508,10 @@ def _is_stringish(dtype) -> bool:
     return dtype == object or pd.api.types.is_string_dtype(dtype)
 
 
-def _from_pandas(df, categorical_features, info, dtype, what):
+def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=False):
     import pandas as pd
 
-    if df.shape[0] == 0 or df.shape[1] == 0:
+    if (df.shape[0] == 0 and not allow_no_rows) or df.shape[1] == 0:
         raise ValueError(f"{what} is empty: shape {df.shape}")
     names = [str(c) for c in df.columns]
     n_features = len(names)

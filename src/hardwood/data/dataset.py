@@ -82,7 +82,8 @@ class Dataset:
         Features, NaN for missing. ``category`` columns of a DataFrame are categorical.
         Absent entries of a sparse matrix are zeros (as in scipy), not missing.
     y : array-like, optional
-        Labels.
+        Labels; ``label=`` (XGBoost's ``DMatrix`` and LightGBM's ``Dataset`` keyword) is the
+        same.
     weight : array-like, optional
         Non-negative sample weights.
     categorical_features : list of int or str, or a boolean mask, optional
@@ -192,7 +193,11 @@ class Dataset:
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
                  group_categories=True, group=None, qid=None, sparse="auto",
-                 drop_unused_categories=True, feature_info=None):
+                 drop_unused_categories=True, feature_info=None, *, label=None):
+        if label is not None:
+            if y is not None:
+                raise ValueError("give y or label (the same thing), not both")
+            y = label
         if reference is not None and not isinstance(reference, Dataset):
             raise TypeError("reference must be a hardwood.Dataset")
         if reference is not None and feature_info is not None:

@@ -272,7 +272,7 @@ class Model:
 
     def prepare(self, X):
         """User matrix -> float matrix coded like the training data (checked)."""
-        mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True)
+        mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True, allow_no_rows=True)
         return mat
 
     def predict(self, X, output="value", iteration_range=None, runtime=None):

@@ -35,6 +35,8 @@ class CudaRuntime(CompiledModel):
 
     @launches_quietly
     def _raw(self, X, out):
+        if X.shape[0] == 0:  # a launch of 0 blocks is a CUDA error
+            return
         cuda = self._cuda
         dX, dout = cuda.to_device(X), cuda.to_device(out)
         self._kraw[self._blocks(X.shape[0]), self.threads](dX, *self._d, self._roots,
@@ -43,6 +45,8 @@ class CudaRuntime(CompiledModel):
 
     @launches_quietly
     def _leaf(self, X, lout):
+        if X.shape[0] == 0:
+            return
         cuda = self._cuda
         dX, dl = cuda.to_device(X), cuda.to_device(lout)
         self._kleaf[self._blocks(X.shape[0]), self.threads](dX, *self._d, self._roots, dl)

@@ -257,7 +257,7 @@ class Booster:
                 leaf_ids = np.flatnonzero(binned.feature < 0)
                 if obj.refit_leaves:  # (w None: unweighted, no sampling weights)
                     _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
-                                  None if w is self.w and ts.weight is None else w,
+                                  None if w is self.w and not obj.weighs(ts.weight) else w,
                                   p["learning_rate"])
                 if sampled:
                     self.pages.predict_binned(binned, pred_k)

@@ -136,7 +136,7 @@ def _check_sampling(p):
 # objective names that are LightGBM's own (not XGBoost's or scikit-learn's): under them,
 # ``alpha`` is LightGBM's Huber/quantile parameter, not XGBoost's L1 regularisation
 LIGHTGBM_OBJECTIVES = {"regression", "regression_l2", "l2", "mse", "mean_squared_error",
-                       "regression_l1", "l1", "mean_absolute_error", "binary", "multiclass",
+                       "regression_l1", "l1", "mean_absolute_error", "mae", "binary", "multiclass",
                        "softmax", "lambdarank"}
 
 

@@ -1,0 +1,111 @@
+"""Inputs and parameters tried as a new user would (session 20): each test names what
+hardwood did before."""
+import numpy as np
+import pytest
+
+import hardwood as hw
+from hardwood.objectives import _lightgbm_median
+
+RUNTIMES = ["naive", "struct", "struct+", "pred", "vpred", "codegen", "auto"]
+
+
+@pytest.mark.parametrize("objective, n_class", [("binary:logistic", 0),
+                                                ("multi:softprob", 3)])
+def test_predicting_no_rows_gives_no_predictions(objective, n_class):
+    """``Model.predict`` and every compiled runtime refused a matrix of 0 rows ("X is
+    empty"), where XGBoost and LightGBM return an empty array: a batch job's empty last
+    chunk failed. Each output keeps its width, and a wrong column count is still refused."""
+    pd = pytest.importorskip("pandas")
+    sp = pytest.importorskip("scipy.sparse")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5]) if n_class else (X[:, 0] > 0)
+    params = {"objective": objective, "max_depth": 3}
+    if n_class:
+        params["num_class"] = n_class
+    model = hw.train(params, hw.Dataset(X, y.astype(float)), 3)
+    none = np.zeros((0, 3))
+    for output in ["value", "raw", "leaf", "contrib", "interaction"]:
+        got, two = model.predict(none, output=output), model.predict(X[:2], output=output)
+        assert got.shape == (0,) + two.shape[1:], output
+    for runtime in RUNTIMES:
+        compiled = hw.compile(model, runtime=runtime)
+        for output in ["value", "raw", "leaf"]:
+            got = compiled.predict(none.astype(np.float32), output=output)
+            assert got.shape == (0,) + compiled.predict(X[:2], output=output).shape[1:]
+    for empty in [pd.DataFrame(none), sp.csr_matrix(none)]:
+        assert model.predict(empty).shape[0] == 0
+    with pytest.raises(ValueError, match="has 5 features"):
+        model.predict(np.zeros((0, 5)))
+    with pytest.raises(ValueError, match="X is empty"):  # training still needs rows
+        hw.Dataset(none, np.zeros(0))
+
+
+def test_no_rows_of_a_categorical_frame():
+    """A frame of 0 rows with the training's category column predicts nothing, through
+    the reference walk, codegen and SHAP."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.normal(size=300),
+                       "c": pd.Categorical(rng.choice(["x", "y", "z"], 300))})
+    y = df["a"] + (df["c"] == "y")
+    model = hw.train({"max_depth": 3}, hw.Dataset(df, y), 3)
+    assert model.predict(df.iloc[:0]).shape == (0,)
+    assert hw.compile(model, "codegen").predict(df.iloc[:0]).shape == (0,)
+    assert model.predict(df.iloc[:0], output="contrib").shape == (0, 3)
+
+
+def test_dataset_takes_label_as_xgboost_and_lightgbm_do():
+    """``hw.Dataset(X, label=y)`` (the keyword of XGBoost's ``DMatrix`` and LightGBM's
+    ``Dataset``) raised "unexpected keyword argument 'label'"."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(200, 2))
+    y = X[:, 0] * 2
+    by_label = hw.train({"max_depth": 2}, hw.Dataset(X, label=y), 3)
+    by_y = hw.train({"max_depth": 2}, hw.Dataset(X, y), 3)
+    np.testing.assert_array_equal(by_label.predict(X), by_y.predict(X))
+    with pytest.raises(ValueError, match="not both"):
+        hw.Dataset(X, y, label=y)
+
+
+@pytest.mark.parametrize("values, weights, expected", [
+    ([1, 2, 3, 4, 5], None, 3.0), ([1, 2, 3, 4], None, 2.5),
+    ([1, 2, 3, 4, 5], [1, 1, 1, 1, 1], 2.5), ([1, 2, 3, 4], [2, 2, 2, 3], 2.25),
+    ([1, 2, 3, 4], [0.1, 0.1, 0.1, 0.2], 2.0), ([1, 2, 3], [10, 1, 1], 1.0),
+    ([1, 2, 3], [1, 1, 10], 3.0), ([1, 2, 3, 4, 5], [1, 1.2, 0.5, 0.5, 0.5], 1 + 0.85 / 1.2),
+    ([10, 20, 30, 40, 50], [1, 5, 1, 1, 1], 17.0)])
+def test_lightgbm_median_rule(values, weights, expected):
+    """LightGBM 4.7's medians, as its own single-leaf models gave them (its Python package
+    keeps the weights of a list, so that all-ones list is weighted); the entry with weights
+    1, 1.2, 0.5 ... is 1 + (1.85 - 1) / 1.2."""
+    w = None if weights is None else np.asarray(weights, dtype=np.float64)
+    assert _lightgbm_median(np.asarray(values, dtype=np.float64), w) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("weights", [None, "uniform", "ones"])
+def test_l1_under_lightgbm_names_is_lightgbm_model(weights):
+    """``objective='l1'`` (LightGBM's name) refit its leaves with XGBoost's weighted median:
+    with weights, 1.4 off LightGBM's model after 20 rounds from the first round on. It now
+    takes LightGBM's rule, and an all-ones weight array is unweighted, as LightGBM's Python
+    package makes it; ``reg:absoluteerror`` keeps XGBoost's."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n, depth, rounds = 2000, 3, 12
+    X = rng.integers(0, 12, size=(n, 6)).astype(np.float64)
+    y = X[:, 0] - 0.6 * X[:, 1] + 0.4 * X[:, 2] * (X[:, 3] > 5) + rng.normal(scale=2, size=n)
+    y = y.astype(np.float32).astype(np.float64)  # LightGBM's labels are float32
+    w = {None: None, "ones": np.ones(n),
+         "uniform": rng.uniform(0.5, 2.0, n).astype(np.float32).astype(np.float64)}[weights]
+    booster = lgb.train({"objective": "l1", "num_leaves": 2 ** depth, "max_depth": depth,
+                         "learning_rate": 0.3, "lambda_l2": 1.0, "min_data_in_leaf": 0,
+                         "min_sum_hessian_in_leaf": 1e-3, "verbose": -1, "num_threads": 1},
+                        lgb.Dataset(X, y, weight=w), rounds)
+    params = {"objective": "l1", "max_depth": depth, "learning_rate": 0.3, "reg_lambda": 1.0,
+              "min_child_weight": 1e-3}
+    model = hw.train(params, hw.Dataset(X, y, weight=w), rounds)
+    np.testing.assert_allclose(model.predict(X, output="raw"), booster.predict(X, raw_score=True),
+                               atol=1e-6)
+    if weights == "uniform":
+        xgb_rule = hw.train(dict(params, objective="reg:absoluteerror"),
+                            hw.Dataset(X, y, weight=w), rounds)
+        assert np.abs(xgb_rule.predict(X) - booster.predict(X)).max() > 0.1

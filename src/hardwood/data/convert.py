@@ -262,6 +262,21 @@ def _reject_strings_in_object_array(arr, what):
                                 "encode strings as pandas 'category' columns or numbers")
 
 
+def needs_float64(values) -> bool:
+    """Whether numeric ``values`` (an array, or a sparse matrix's stored values) lose
+    precision in float32: floats wider than 4 bytes, of either byte order (a big-endian
+    ``'>f8'`` array is not ``np.float64`` and was read as float32: 2.4 off the model's own
+    predictions), and integers beyond ±2**24 (codes 16777217 and 16777216 became one
+    category; timestamps ~1.6e9 moved across thresholds, 2.2 off), in numpy arrays, frame
+    columns and sparse matrices alike."""
+    kind, size = values.dtype.kind, values.dtype.itemsize
+    if kind == "f":
+        return size > 4
+    if kind in "iu" and size > 2 and values.size:
+        return bool(values.max() > 2**24 or (kind == "i" and values.min() < -2**24))
+    return False
+
+
 def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = None,
                     feature_names=None, dtype=np.float32, what="X", allow_inf=False,
                     allow_no_rows=False):
@@ -296,7 +311,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
     else:
         if _sp is not None and _sp.issparse(X):
             X = checked_csr(X, what, allow_no_rows)
-            keep64 = dtype == np.float64 or X.dtype == np.float64
+            keep64 = dtype == np.float64 or needs_float64(X.data)
             if info is not None and info.sparse_missing:  # absent: NaN; stored zeros stay 0
                 if not X.has_canonical_format:
                     X = X.copy()
@@ -341,12 +356,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
                                  f"has {info.n_features}")
             names = info.names
             is_cat = info.is_categorical
-        work_dtype = np.float64 if (dtype == np.float64 or mat.dtype == np.float64) else np.float32
-        if work_dtype == np.float32 and mat.dtype.kind in "iu" and mat.size and (
-                mat.max() > 2**24 or (mat.dtype.kind == "i" and mat.min() < -2**24)):
-            # integers beyond 2**24 are not all float32s: codes 16777217 and 16777216 became
-            # one category, and timestamps ~1.6e9 moved across thresholds (2.2 off)
-            work_dtype = np.float64
+        work_dtype = np.float64 if (dtype == np.float64 or needs_float64(mat)) else np.float32
         mat = np.ascontiguousarray(mat, dtype=work_dtype)
         cats = [None] * n_features
         if is_cat.any():
@@ -407,7 +417,7 @@ def to_csr(X, *, info: FeatureInfo | None = None, feature_names=None, what="X"):
     elif n_features != info.n_features:
         raise ValueError(f"{what} has {n_features} features, but the model/training data "
                          f"has {info.n_features}")
-    dtype = np.float64 if X.dtype == np.float64 else np.float32
+    dtype = np.float64 if needs_float64(X.data) else np.float32
     if not X.has_canonical_format or X.data.dtype != dtype:
         X = X.astype(dtype, copy=True)  # a copy of our own: canonicalise it in place
         X.sum_duplicates()
@@ -603,12 +613,17 @@ def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=Fals
                 # nanoseconds since 1970, far beyond every threshold learnt on other numbers
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric; "
                                 "convert dates and durations to numbers yourself")
-            if s.dtype.kind == "f" and s.dtype.itemsize == 8:
-                need64 = True  # as for a float64 numpy array: keep the values exact
             try:
                 col = s.to_numpy(dtype=np.float64, na_value=np.nan)
             except (TypeError, ValueError):
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric") from None
+            if not need64:  # as for a numpy array: float64 values, integers beyond 2**24
+                kind = getattr(s.dtype, "kind", "f")  # (nullable and Arrow dtypes have kinds)
+                if kind == "f":
+                    need64 = getattr(s.dtype, "itemsize", 8) > 4
+                elif kind in "iu":
+                    finite = col[~np.isnan(col)]
+                    need64 = bool(finite.size) and bool(np.abs(finite).max() > 2**24)
         cols.append(col)
     out_dtype = np.float64 if need64 else np.float32
     mat = np.empty((df.shape[0], n_features), dtype=out_dtype)

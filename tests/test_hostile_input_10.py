@@ -140,3 +140,48 @@ def test_wide_values_keep_their_precision_in_every_container():
             Z = Z.set_axis([f"f{j}" for j in range(3)], axis=1)  # the model's names
         trained = hw.train({"max_depth": 4}, hw.Dataset(Z, y), 8)
         np.testing.assert_array_equal(trained.predict(X), want, err_msg=f"trained on {name}")
+
+
+def test_forest_sends_missing_values_right_at_a_tie_as_scikit_learn():
+    """A split trained without missing values sends NaN to the child with more rows; with
+    as many rows on both sides hardwood sent it left, scikit-learn right
+    (``missing_go_to_left = n_left > n_right``)."""
+    from sklearn.ensemble import RandomForestRegressor as SkForest
+
+    X = np.arange(10, dtype=np.float64).reshape(-1, 1)
+    y = np.r_[np.zeros(5), np.ones(5) * 10.0]
+    kw = dict(n_estimators=1, bootstrap=False, max_depth=1, max_features=None, random_state=0)
+    ours = hw.RandomForestRegressor(**kw).fit(X, y)
+    theirs = SkForest(**kw).fit(X, y)
+    nan = np.array([[np.nan]])
+    assert ours.predict(nan)[0] == theirs.predict(nan)[0] == 10.0
+    X7 = np.r_[X, [[10.0]]]  # 5 rows left, 6 right; and 6 left, 5 right
+    for Xs, ys in [(X7, np.r_[y, 10.0]), (np.r_[[[-1.0]], X], np.r_[0.0, y])]:
+        ours = hw.RandomForestRegressor(**kw).fit(Xs, ys)
+        assert ours.predict(nan)[0] == SkForest(**kw).fit(Xs, ys).predict(nan)[0]
+
+
+def _train_in_child(X, y):
+    return hw.train({"max_depth": 2}, hw.Dataset(X, y), 2).predict(X[:2])
+
+
+def test_fork_after_gnu_openmp_is_a_clear_error_not_a_hang():
+    """A ``multiprocessing`` fork pool whose parent had trained killed its workers on their
+    first parallel kernel (GNU OpenMP does not survive fork), and ``Pool.map`` waited
+    forever. The workers now raise an error that says to use 'spawn' or 'forkserver', and
+    the parent gets it."""
+    import multiprocessing as mp
+
+    from hardwood import parallel
+
+    if not hasattr(__import__("os"), "fork"):
+        pytest.skip("no fork() here")
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + rng.normal(scale=0.1, size=300)
+    hw.train({"max_depth": 2}, hw.Dataset(X, y), 2)  # parallel kernels run in this process
+    if not parallel._gnu_omp_started():
+        pytest.skip("Numba's threading layer here is not GNU OpenMP")
+    with mp.get_context("fork").Pool(1) as pool:
+        with pytest.raises(RuntimeError, match="'spawn' or 'forkserver'"):
+            pool.apply_async(_train_in_child, (X, y)).get(timeout=120)

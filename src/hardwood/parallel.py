@@ -13,11 +13,19 @@ kernels at the same time. So hardwood asks once which layer runs, and under work
 TBB and OpenMP are thread-safe: there, concurrent calls run concurrently and the guard is a
 no-op. One row through a compiled runtime's one-row kernel never launches a parallel kernel
 and takes no lock.
+
+GNU OpenMP is not fork-safe: in a child that ``fork()`` made after the parent ran a parallel
+kernel, Numba kills the process on its first parallel launch ("Terminating: fork() called
+from a process already using GNU OpenMP"), and a ``multiprocessing`` fork pool then waits
+forever for its worker. There :func:`guard` raises a ``RuntimeError`` that says to start the
+workers with 'spawn' or 'forkserver' (or joblib's loky, scikit-learn's ``n_jobs``), which
+travels back to the parent as an error.
 """
 from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
@@ -53,9 +61,41 @@ def concurrent_launches() -> bool:
     return layer() in THREAD_SAFE_LAYERS
 
 
+_forked_after_gnu_omp = False  # this process was forked after GNU OpenMP had started
+
+
+def _gnu_omp_started() -> bool:
+    try:
+        if numba.threading_layer() != "omp":  # ValueError: no parallel kernel ran yet
+            return False
+        from numba.np.ufunc import omppool
+        return getattr(omppool, "openmp_vendor", "GNU") == "GNU"
+    except Exception:
+        return False
+
+
+def _after_fork_in_child():
+    global _forked_after_gnu_omp, _pool, _pool_workers
+    _forked_after_gnu_omp = _forked_after_gnu_omp or _gnu_omp_started()
+    _pool, _pool_workers = None, 0  # the parent's pool threads do not exist here
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def guard():
     """A context manager that serialises parallel launches where the layer needs it (a
-    re-entrant process-wide lock under workqueue; a no-op under TBB and OpenMP)."""
+    re-entrant process-wide lock under workqueue; a no-op under TBB and OpenMP). In a
+    process forked after GNU OpenMP started, where a parallel launch would kill it, it
+    raises ``RuntimeError`` instead."""
+    if _forked_after_gnu_omp:
+        raise RuntimeError(
+            "hardwood cannot run in a process forked after it ran in the parent: Numba's "
+            "OpenMP threads (GNU OpenMP) do not survive fork(), and the process would be "
+            "killed. Start worker processes with multiprocessing's 'spawn' or 'forkserver' "
+            "(multiprocessing.get_context('spawn')), or use joblib (loky) or scikit-learn's "
+            "n_jobs, which do")
     global _guard
     g = _guard
     if g is None:

@@ -196,7 +196,7 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
                         best = g
                         bbin = b
                         bnext = blist[i + 1] if i + 1 < nb else -1
-                        bdl = nm == 0 and nL >= nR
+                        bdl = nm == 0 and nL > nR
                         found = True
             if nm > 0:
                 nL2 = nL + nm
@@ -264,7 +264,7 @@ def scan_feature(stat, cnt, blist, nb, miss, T, n_tot, C, crit, msl, mwl, best, 
                     best = g
                     bbin = b
                     bnext = blist[i + 1] if i + 1 < nb else -1
-                    bdl = nm == 0 and nL >= nR
+                    bdl = nm == 0 and nL > nR
                     found = True
         if nm > 0:
             nL2 = nL + nm

@@ -463,7 +463,7 @@ def _naive_scan(stat, cnt, miss, T, n, crit, msl, mwl, best):
             if g > best:
                 best = g
                 nxt = [b2 for b2 in range(bn + 1, miss) if cnt[b2] > 0]
-                out = (bn, True if miss_left else (nm == 0 and nl >= n - nl),
+                out = (bn, True if miss_left else (nm == 0 and nl > n - nl),
                        nxt[0] if nxt else -1)
     return best, out
 

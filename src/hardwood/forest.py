@@ -7,7 +7,18 @@ CudaTree's hybrid scheme (see :mod:`hardwood.train.forest_grower`).
 
 Differences from scikit-learn:
 
-* splits are between bins (at most ``max_bin - 1`` per feature, the missing bin apart);
+* splits are between bins (at most ``max_bin - 1`` per feature, the missing bin apart), as
+  in LightGBM's and XGBoost's forests; scikit-learn splits between any two values. On most
+  data the two score alike, but a target that changes many times along one feature loses
+  to the bins (y = sin(200 x) on 20k rows: R² 0.947 at the default 256, 0.9986 at
+  ``max_bin=4096``, scikit-learn's 0.9976): raise ``max_bin`` there (bins take 2 bytes
+  above 256);
+* ``estimators_`` are hardwood's tree arrays (``feature``, ``threshold``, ``left``,
+  ``right``, ``value``), not scikit-learn trees with their own ``predict``; ``apply``
+  gives each row's leaf in every tree;
+* not taken: ``ccp_alpha``, ``monotonic_cst``, the regression criteria other than
+  ``squared_error``, ``max_samples`` beyond the row count; ``verbose`` is accepted and
+  prints nothing;
 * ``random_state=None`` draws a fresh seed each fit, as scikit-learn; an integer gives the same
   forest at any ``n_jobs``;
 * ``n_jobs=None`` uses every core (hardwood's convention), ``-1`` too;

@@ -185,3 +185,37 @@ def test_fork_after_gnu_openmp_is_a_clear_error_not_a_hang():
     with mp.get_context("fork").Pool(1) as pool:
         with pytest.raises(RuntimeError, match="'spawn' or 'forkserver'"):
             pool.apply_async(_train_in_child, (X, y)).get(timeout=120)
+
+
+def test_threads_writing_one_file_at_once(tmp_path, monkeypatch):
+    """Threads of one process shared the temporary name ``{path}.tmp{pid}`` of an atomic
+    write: four threads saving one model path, or predicting through a codegen kernel not
+    yet in the cache, failed with ``FileNotFoundError`` in 1-3 of 4 (the others' replace
+    had taken the file). Each write now has a temporary file of its own."""
+    from concurrent.futures import ThreadPoolExecutor
+    import threading
+
+    monkeypatch.setenv("HARDWOOD_CACHE_DIR", str(tmp_path / "cache"))
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(400, 4))
+    y = (X[:, 0] + X[:, 1] > 0).astype(float)
+    model = hw.train({"objective": "binary:logistic", "max_depth": 4, "seed": 7}, hw.Dataset(X, y), 7)
+    want = model.predict(X)
+    path = tmp_path / "model.json"
+    barrier = threading.Barrier(4)
+
+    def save(_):
+        barrier.wait()
+        model.save(path)
+
+    def predict(_):
+        barrier.wait()
+        return model.predict(X, runtime="codegen")
+
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(save, range(4)))
+        got = list(pool.map(predict, range(4)))
+    np.testing.assert_array_equal(hw.load(path).predict(X), want)
+    for g in got:
+        np.testing.assert_allclose(g, want, rtol=1e-6)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "model.json"]  # no leftovers

@@ -22,6 +22,8 @@ import time
 
 import numpy as np
 
+from .atomic_file import atomic_open
+
 from . import plot as hwplot
 
 SHAP_ROWS = 1000  # rows explained for the SHAP summary (a random sample of bigger data)
@@ -432,15 +434,8 @@ def build_report(model, X=None, y=None, *, group=None, qid=None, model_name=None
 def write_report(model, out, X=None, y=None, **kwargs):
     """Write :func:`build_report`'s page to ``out`` (written whole, or not at all)."""
     text = build_report(model, X, y, **kwargs)
-    tmp = f"{os.fspath(out)}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, out)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
+    with atomic_open(out, "w", encoding="utf-8") as fh:
+        fh.write(text)
     return out
 
 

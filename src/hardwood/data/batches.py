@@ -18,6 +18,8 @@ import warnings
 
 import numpy as np
 
+from ..atomic_file import atomic_open
+
 from .binning import BinMapper
 from .convert import to_float_matrix, to_vector
 from .page_file import FORMAT_VERSION, PageWriter, page_ok
@@ -161,8 +163,6 @@ def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes, name
     for stale in os.listdir(cache_dir):
         if stale.startswith("page-") and stale.endswith(".hwp") and stale not in names:
             os.remove(os.path.join(cache_dir, stale))
-    tmp = os.path.join(cache_dir, MANIFEST + ".tmp")
-    with open(tmp, "w") as fh:
+    with atomic_open(os.path.join(cache_dir, MANIFEST), "w") as fh:
         json.dump({"key": key.hex(), "pages": names}, fh)
-    os.replace(tmp, os.path.join(cache_dir, MANIFEST))
     return [os.path.join(cache_dir, n) for n in names]

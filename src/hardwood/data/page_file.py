@@ -27,6 +27,8 @@ import struct
 
 import numpy as np
 
+from ..atomic_file import atomic_open
+
 MAGIC = b"HWPAGE\x00\x01"
 FORMAT_VERSION = 2  # 2: a checksum per layout
 _HEAD = struct.Struct("<8sII4Q32s32s32s")
@@ -62,12 +64,10 @@ def write_page(path, bins_row: np.ndarray, first_row: int, key: bytes, bins_col=
     parts = [memoryview(bins_row).cast("B"), memoryview(bins_col).cast("B")]
     head = _HEAD.pack(MAGIC, FORMAT_VERSION, _CODES[bins_row.dtype], n, d, int(first_row),
                       sum(p.nbytes for p in parts), _digest(parts[0]), _digest(parts[1]), key)
-    tmp = f"{path}.tmp{os.getpid()}"
-    with open(tmp, "wb") as fh:
+    with atomic_open(path, "wb") as fh:
         fh.write(head)
         for p in parts:
             fh.write(p)
-    os.replace(tmp, path)
 
 
 def _head(path):

@@ -24,12 +24,12 @@ Non-finite floats are written as the strings "nan", "inf" and "-inf".
 """
 from __future__ import annotations
 
-import contextlib
 import json
 import math
-import os
 
 import numpy as np
+
+from ..atomic_file import atomic_open
 
 from ..data.convert import FeatureInfo
 from ..objectives import OBJECTIVES
@@ -156,15 +156,8 @@ def save_model(model, path):
     except ModelFormatError as e:
         raise ValueError(f"cannot save this model: the file would not load back ({e})") from None
     text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
-    tmp = f"{os.fspath(path)}.tmp{os.getpid()}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)  # never leave a half-written model behind
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(tmp)
-        raise
+    with atomic_open(path, "w", encoding="utf-8") as fh:  # never half a model file
+        fh.write(text)
 
 
 # -- loading -----------------------------------------------------------------------------

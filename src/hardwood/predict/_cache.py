@@ -35,6 +35,8 @@ import sys
 import tempfile
 import warnings
 
+from ..atomic_file import atomic_open, unique_sibling
+
 _LOADED = {}
 _STAMPS = {}  # module name -> its stamp and the hardwood modules it imports
 _DIRS = {}  # (HARDWOOD_CACHE_DIR, home, uid) -> (kernels folder, its owner's uid)
@@ -103,7 +105,7 @@ def _prepare(base, uid):
         why = _unsafe_dir(d, uid)
         if why:
             return None, f"{d!r} is unsafe: {why}"
-    probe = os.path.join(pycache, f".probe{os.getpid()}")
+    probe = unique_sibling(os.path.join(pycache, ".probe"), "")  # (threads: one each)
     try:
         fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         os.close(fd)
@@ -182,19 +184,8 @@ def _file_ok(path, data: bytes, uid) -> bool:
 
 def _write(path, data: bytes):
     """Write ``data`` to ``path`` atomically, mode 0o600."""
-    tmp = f"{path}.tmp{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0),
-                 0o600)
-    try:
-        if _POSIX:
-            os.fchmod(fd, 0o600)
-        with os.fdopen(fd, "wb") as fh:
-            fd = None
-            fh.write(data)
-    finally:
-        if fd is not None:
-            os.close(fd)
-    os.replace(tmp, path)
+    with atomic_open(path, "wb", private=True) as fh:
+        fh.write(data)
 
 
 def _clean_numba_cache(pycache, name, uid):

@@ -219,3 +219,58 @@ def test_threads_writing_one_file_at_once(tmp_path, monkeypatch):
     for g in got:
         np.testing.assert_allclose(g, want, rtol=1e-6)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["cache", "model.json"]  # no leftovers
+
+
+def test_masked_cells_are_missing_values():
+    """A numpy masked array was read through ``np.asarray``: the values under the mask were
+    used (predictions 9.5 off those with NaN in the masked cells), and masked labels or
+    weights counted as given. Masked cells of X are now missing values on every path, and
+    masked labels or weights are an error."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(800, 3))
+    y = 3 * X[:, 0] + X[:, 1]
+    mask = np.zeros_like(X, dtype=bool)
+    mask[:400, 0] = True
+    Xm, Xn = np.ma.masked_array(X, mask=mask), np.where(mask, np.nan, X)
+    model = hw.train({"max_depth": 3}, hw.Dataset(Xn, y), 6)
+    want = model.predict(Xn)
+    np.testing.assert_array_equal(hw.train({"max_depth": 3}, hw.Dataset(Xm, y), 6).predict(Xn),
+                                  want)
+    np.testing.assert_array_equal(model.predict(Xm), want)
+    np.testing.assert_array_equal(hw.compile(model, "vpred").predict(Xm), want)
+    est = hw.GBDTRegressor(n_estimators=6, max_depth=3)
+    np.testing.assert_array_equal(est.fit(Xm, y).predict(Xm), est.fit(Xn, y).predict(Xn))
+    some = np.arange(800) < 3
+    with pytest.raises(ValueError, match="label is a masked array with 3 masked"):
+        hw.Dataset(X, np.ma.masked_array(y, mask=some))
+    with pytest.raises(ValueError, match="weight is a masked array"):
+        hw.Dataset(X, y, weight=np.ma.masked_array(np.ones(800), mask=some))
+    assert hw.Dataset(X, np.ma.masked_array(y)).n_rows == 800  # nothing masked: fine
+
+
+def test_complex_frame_column_is_refused():
+    """A complex column of a frame trained on its real part (numpy's cast warned only);
+    a complex array was already refused, as LightGBM refuses the frame."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(7)
+    df = pd.DataFrame({"z": rng.normal(size=50) + 1j, "b": rng.normal(size=50)})
+    with pytest.raises(TypeError, match="'z' has dtype complex128"):
+        hw.Dataset(df, np.zeros(50))
+
+
+def test_tree_group_is_read_only():
+    """The caches know ``tree_group`` by identity: swapping two outputs in place left the
+    compiled runtime predicting the old order (0.66 off ``Model.predict``). It is now
+    read-only, as the trees' arrays; assigning a new array is seen by the caches."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(300, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5]).astype(float)
+    model = hw.train({"objective": "multi:softprob", "num_class": 3, "max_depth": 2},
+                     hw.Dataset(X, y), 3)
+    with pytest.raises(ValueError, match="read-only"):
+        model.tree_group[0] = 1
+    model.predict(X, runtime="struct+")
+    swapped = np.array(model.tree_group)
+    swapped[model.tree_group == 0], swapped[model.tree_group == 1] = 1, 0
+    model.tree_group = swapped
+    np.testing.assert_allclose(model.predict(X, runtime="struct+"), model.predict(X), rtol=1e-6)

@@ -84,7 +84,11 @@ def as_pandas_if_named_table(X):
     """A pyarrow ``Table``/``RecordBatch`` or a polars ``DataFrame`` as a pandas DataFrame
     (dictionary columns become ``category`` columns); anything else as it is. Read through
     ``np.asarray`` they lost their column names: a model took them by position, so a table
-    of the training columns in another order predicted silently from the wrong features."""
+    of the training columns in another order predicted silently from the wrong features.
+    A numpy masked array comes back as a plain array with NaN in its masked cells
+    (:func:`masked_as_nan`), since every path starts here."""
+    if isinstance(X, np.ma.MaskedArray):
+        return masked_as_nan(X)
     t = type(X)
     mod, name = t.__module__, t.__name__
     if ((mod.startswith("pyarrow") and name in ("Table", "RecordBatch"))
@@ -324,7 +328,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         else:
             if isinstance(X, (str, bytes)):
                 raise TypeError(f"{what} must be a matrix, got {type(X).__name__}")
-            arr = np.asarray(X)
+            arr = masked_as_nan(X) if isinstance(X, np.ma.MaskedArray) else np.asarray(X)
             if arr.dtype == object:
                 _reject_strings_in_object_array(arr, what)
                 try:
@@ -385,6 +389,15 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         info = FeatureInfo(names=list(map(str, names)), is_categorical=np.asarray(is_cat, bool),
                            categories=cats)
     return mat, info
+
+
+def masked_as_nan(X):
+    """A numpy masked array's masked cells are missing values: ``np.asarray`` (and
+    scikit-learn's ``check_array``) read the values under the mask, 9.5 off the predictions
+    with NaN there."""
+    if X.dtype.kind not in "biuf" or not np.ma.is_masked(X):
+        return np.asarray(X)
+    return np.ma.filled(X.astype(np.float64), np.nan)
 
 
 def checked_csr(X, what="X", allow_no_rows=False):
@@ -608,6 +621,9 @@ def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=Fals
                                 "convert it with .astype('category') to use it as a categorical feature")
             if isinstance(s.dtype, pd.SparseDtype):  # pandas sparse: its values, densified
                 s = s.sparse.to_dense()
+            if getattr(s.dtype, "kind", "") == "c":  # numpy's cast drops the imaginary part
+                raise TypeError(f"column {names[j]!r} has dtype {s.dtype}: complex numbers are "
+                                "not features; split them into real columns")
             if s.dtype.kind in "mM":
                 # XGBoost and LightGBM refuse them too; read as numbers they would be
                 # nanoseconds since 1970, far beyond every threshold learnt on other numbers
@@ -649,6 +665,10 @@ def to_vector(y, n_rows, what, *, allow_none=True):
         y = y.toarray()
     if isinstance(y, (str, bytes)):
         raise TypeError(f"{what} must be numeric, got {type(y).__name__}")
+    if isinstance(y, np.ma.MaskedArray) and np.ma.is_masked(y):
+        # its values under the mask were used as if given
+        raise ValueError(f"{what} is a masked array with {int(np.ma.count_masked(y))} masked "
+                         f"entries; {what} has no missing values: drop those rows, or fill them")
     arr = np.asarray(y)
     if arr.dtype == object:
         _reject_strings_in_object_array(arr, what)

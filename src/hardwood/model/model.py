@@ -73,7 +73,10 @@ class Model:
                  params=None, best_iteration=None, best_score=None, evals_result=None,
                  training_profile=None):
         self.trees: list[Tree] = TreeList(trees)
-        self.tree_group = np.asarray(tree_group, dtype=np.int32)
+        # read-only, as the trees' arrays: the caches know it by identity, and an edit in
+        # place (two outputs swapped) left a compiled runtime predicting the old order
+        self.tree_group = np.array(tree_group, dtype=np.int32)
+        self.tree_group.setflags(write=False)
         self.base_score = np.asarray(base_score, dtype=np.float64).reshape(-1)
         self.objective = objective
         self.n_outputs = int(n_outputs)

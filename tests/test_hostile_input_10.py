@@ -274,3 +274,16 @@ def test_tree_group_is_read_only():
     swapped[model.tree_group == 0], swapped[model.tree_group == 1] = 1, 0
     model.tree_group = swapped
     np.testing.assert_allclose(model.predict(X, runtime="struct+"), model.predict(X), rtol=1e-6)
+
+
+def test_continuing_an_imported_model_says_why_it_cannot():
+    """Continuing an imported XGBoost model on the very data it was trained on was refused
+    with advice to build the Dataset from that data, which it already was: the model splits
+    at XGBoost's bin edges, not hardwood's. The error now says so."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(2000, 3))
+    y = X[:, 0] + X[:, 1] ** 2 + rng.normal(scale=0.1, size=2000)
+    booster = xgb.train({"max_depth": 3, "nthread": 1}, xgb.DMatrix(X, y), 5)
+    with pytest.raises(ValueError, match="continue training it in that library"):
+        hw.train({"max_depth": 3}, hw.Dataset(X, y), 2, init_model=hw.import_model(booster))

@@ -531,7 +531,11 @@ def bin_tree(tree, train_set) -> BinnedTree:
                 b = int(np.flatnonzero(~(left_bins | right_bins))[0])
                 raise ValueError(f"init_model splits feature {f} at {t!r}, inside a bin of this "
                                  f"Dataset ({lower[b]!r}, {edges[b]!r}]; build the Dataset from "
-                                 "the data the model was trained on (or with reference=)")
+                                 "the data the model was trained on (or with reference=). A "
+                                 "model imported from XGBoost, LightGBM or scikit-learn splits "
+                                 "at its own library's bin edges, which hardwood's bins need "
+                                 "not share, even on the same data: continue training it in "
+                                 "that library")
             tbl[:nv] = left_bins[:nv]
         tbl[nv] = bool(tree.default_left[i])
         table_offset[i] = pos

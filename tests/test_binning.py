@@ -417,7 +417,7 @@ def test_radix_sorted_edges_equal_naive_twin():
 
 
 def _naive_cut_indices(cum, max_value_bins):
-    """The naive twin of ``binning.cut_indices``: the water level ``cap`` found by bisection
+    """The naive twin of ``binning.cut_indices`` (and ``cut_indices_jit``): the water level ``cap`` found by bisection
     (the capped weights fill ``max_value_bins`` bins of ``cap``), then np.unique of the
     quantile cuts of the capped weights."""
     counts = np.diff(cum, prepend=0.0)
@@ -456,6 +456,8 @@ def test_heavy_values_hand_their_quantile_cuts_to_other_bins():
             assert edges.size == min(uniq.size, mvb), (name, mvb, edges.size)
             if uniq.size > mvb:
                 got = binning.cut_indices(cum, mvb)
+                # the dense fields' numpy version and the sparse kernel's jitted one agree
+                np.testing.assert_array_equal(binning.cut_indices_jit(cum, mvb), got)
                 want = _naive_cut_indices(cum, mvb)
                 assert got.size == want.size and np.abs(got - want).max() <= 1, (name, mvb)
                 assert np.mean(got == want) > 0.95, (name, mvb)
@@ -469,3 +471,18 @@ def test_heavy_values_hand_their_quantile_cuts_to_other_bins():
     w = rng.integers(1, 4, n).astype(np.float64)
     assert binning._numeric_edges(v, 255, w).size == 255
     assert binning._numeric_edges(np.repeat(v, w.astype(int)), 255).size == 255
+
+
+def test_cut_indices_numpy_and_jitted_agree_exactly():
+    """The dense binning calls ``cut_indices`` (numpy: no kernel to compile on a first fit),
+    the sparse kernel ``cut_indices_jit``: the same cuts on weighted, tied and heavy fields."""
+    rng = np.random.default_rng(11)
+    for trial in range(60):
+        k = int(rng.integers(3, 3000))
+        counts = [rng.random(k), rng.integers(1, 5, k).astype(float),
+                  np.where(rng.random(k) < 0.02, 1000.0, 1.0)][trial % 3]
+        cum = np.cumsum(counts)
+        for mvb in (1, 2, 7, 63, 255):
+            if k > mvb:
+                np.testing.assert_array_equal(binning.cut_indices(cum, mvb),
+                                              binning.cut_indices_jit(cum, mvb))

@@ -27,7 +27,7 @@ import numpy as np
 from numba import njit
 
 from ..parallel import guard, run_ranges
-from .binning import bin_numeric, bin_value, cut_indices
+from .binning import bin_numeric, bin_value, cut_indices_jit
 
 SPARSE_DENSITY = 0.1  # sparse="auto": a scipy sparse matrix at most this dense is binned sparse
 SMALL_FIELD_EDGES = 32  # fields with at most this many edges are binned by a plain search
@@ -276,7 +276,7 @@ def _edges_of_counts(uniq, count, mvb, out):
             out[n] = _midpoint(uniq[i], uniq[i + 1])
             n += 1
     else:
-        for idx in cut_indices(np.cumsum(count), mvb):
+        for idx in cut_indices_jit(np.cumsum(count), mvb):
             out[n] = _midpoint(uniq[idx], uniq[idx + 1])
             n += 1
     out[n] = np.inf

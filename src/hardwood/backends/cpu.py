@@ -193,7 +193,8 @@ def reduce_range(t0, t1, blocks, seg_first, pool2d, dst, lanes):
                 line = blocks[k][at:at + m]  # from 0: no wraparound check per cell
                 for c in range(m):
                     acc[c] += line[c]
-        row[c0:c0 + m] = acc[:m]
+        for c in range(m):  # (a slice assignment compiled Numba's shape-error message: 3 s)
+            row[c0 + c] = acc[c]
 
 
 def reduce_tasks(seg_first, width):

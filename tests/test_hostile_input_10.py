@@ -287,3 +287,25 @@ def test_continuing_an_imported_model_says_why_it_cannot():
     booster = xgb.train({"max_depth": 3, "nthread": 1}, xgb.DMatrix(X, y), 5)
     with pytest.raises(ValueError, match="continue training it in that library"):
         hw.train({"max_depth": 3}, hw.Dataset(X, y), 2, init_model=hw.import_model(booster))
+
+
+def test_csv_lines_with_more_fields_than_the_header_are_an_error(tmp_path):
+    """Every line of ``a,b,y`` written as ``5,258,0.822,0.330`` (a thousands separator)
+    trained on label 0.822 with the real label dropped, pandas' one warning aside, through
+    ``read_csv`` (the command line) and ``Dataset.from_files``. Now an error that names the
+    likely cause; a line that ends with the separator (an empty extra field) still reads."""
+    pytest.importorskip("pandas")
+    from hardwood.data.readers import read_csv
+
+    extra = tmp_path / "extra.csv"
+    extra.write_text("a,b,y\n5,258,0.822,0.330\n6,100,0.5,0.7\n")
+    trailing = tmp_path / "trailing.csv"
+    trailing.write_text("a,b,y\n1,2,0,\n3,4,1,\n")
+    with pytest.raises(ValueError, match="more fields than its header.*thousands separator"):
+        read_csv(extra, label="y")
+    with pytest.raises(ValueError, match="more fields than its header"):
+        hw.Dataset.from_files(str(extra), label="y", cache_dir=str(tmp_path / "c1"))
+    X, y, _ = read_csv(trailing, label="y")
+    assert X.values.tolist() == [[1, 2], [3, 4]] and list(y) == [0.0, 1.0]
+    assert hw.Dataset.from_files(str(trailing), label="y",
+                                 cache_dir=str(tmp_path / "c2")).n_rows == 2

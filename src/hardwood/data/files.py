@@ -23,7 +23,7 @@ import numpy as np
 
 from .readers import (ColumnTypeError, check_distinct_names, check_file, check_header_names,
                       detect_format, find_bad_libsvm_line, finish_frame, libsvm_line_problem,
-                      line_locator, need, sniff_delimiter, split_ext)
+                      line_locator, need, sniff_delimiter, split_ext, without_extra_fields)
 
 BATCH_ROWS = 100_000  # CSV rows and LibSVM lines per batch
 
@@ -238,7 +238,11 @@ class FileBatches:
         start = 0
         try:  # (closed on every way out: an error left the file open)
             with pd.read_csv(path, chunksize=self.batch_rows, **kw) as reader:
-                for chunk in reader:
+                chunks = iter(reader)
+                while True:
+                    chunk = without_extra_fields(lambda: next(chunks, None), path)
+                    if chunk is None:
+                        break
                     if chunk.shape[0] == 0:  # a header without rows: skipped, as a Parquet
                         continue             # file of no rows
                     yield self._csv_batch(path, chunk, start, locate)

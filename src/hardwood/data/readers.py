@@ -41,6 +41,7 @@ import csv
 import numbers
 import os
 import re
+import warnings
 from typing import NamedTuple
 
 import numpy as np
@@ -441,9 +442,11 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
     else:  # type each column from all its cells at once, not chunk by chunk (a chunk of
         kw["low_memory"] = False  # numbers and a chunk with text would mix ints and strings)
     try:
-        df = pd.read_csv(path, **kw)
+        df = without_extra_fields(lambda: pd.read_csv(path, **kw), path)
     except pd.errors.EmptyDataError:
         raise ValueError(f"data file {path!r} is empty (no columns to read)") from None
+    except ExtraFieldsError:
+        raise
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
         msg = " ".join(str(e).split())
         raise ValueError(f"cannot parse {path!r} as delimited text (separator {sep!r}): {msg}") from None
@@ -459,6 +462,29 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
                             infer=infer, locate=line_locator(path, comp, sep, header),
                             feature_names=names)
     return X, y, list(X.columns)
+
+
+class ExtraFieldsError(ValueError):
+    """Lines of a delimited file have more fields than its header."""
+
+
+def without_extra_fields(read, path):
+    """``read()`` (a pandas CSV read, or one chunk of it) with pandas' "length of header
+    does not match" warning as an error: under ``index_col=False``, lines with non-empty
+    fields beyond the header's were read without them, so every line of ``a,b,y`` written
+    as ``5,258,0.822,0.330`` (a thousands separator) trained on label 0.822 and dropped
+    0.330, with one warning. (An empty last field, a line ending with the separator, is
+    read as such without the warning.)"""
+    pd = need("pandas", "CSV", "pandas")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pd.errors.ParserWarning)
+        try:
+            return read()
+        except pd.errors.ParserWarning as e:
+            raise ExtraFieldsError(
+                f"cannot parse {path!r}: lines have more fields than its header ("
+                f"{' '.join(str(e).split())[:120]}); a value may hold the separator unquoted "
+                "(a thousands separator such as 5,258, or a decimal comma)") from None
 
 
 def check_header_names(path, kw):

@@ -309,3 +309,59 @@ def test_csv_lines_with_more_fields_than_the_header_are_an_error(tmp_path):
     assert X.values.tolist() == [[1, 2], [3, 4]] and list(y) == [0.0, 1.0]
     assert hw.Dataset.from_files(str(trailing), label="y",
                                  cache_dir=str(tmp_path / "c2")).n_rows == 2
+
+
+def test_cli_predicts_a_headerless_file_by_position(tmp_path):
+    """``hardwood predict --no-header`` refused a headerless file for a model trained on a
+    file with a header ("expected ['a', 'b', 'c'], got ['f0', 'f1', 'f2']"), though its
+    columns are read by position."""
+    pd = pytest.importorskip("pandas")
+    from hardwood.cli import main
+
+    rng = np.random.default_rng(10)
+    df = pd.DataFrame(rng.normal(size=(300, 3)), columns=["a", "b", "c"])
+    df["y"] = df["a"] + df["b"]
+    df.to_csv(tmp_path / "train.csv", index=False)
+    df[["a", "b", "c"]].to_csv(tmp_path / "test.csv", index=False)
+    df[["a", "b", "c"]].to_csv(tmp_path / "test_nh.csv", index=False, header=False)
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", str(tmp_path / "train.csv"), "--label", "y", "--rounds", "3",
+                 "--out", model, "-q"]) == 0
+    for data, extra in [("test.csv", []), ("test_nh.csv", ["--no-header"])]:
+        assert main(["predict", "--model", model, "--data", str(tmp_path / data), "--out",
+                     str(tmp_path / (data + ".out"))] + extra) == 0
+    assert ((tmp_path / "test.csv.out").read_text()
+            == (tmp_path / "test_nh.csv.out").read_text())
+
+
+def test_parquet_dates_are_refused_as_timestamps_are(tmp_path):
+    """A Parquet ``date32`` column became a categorical feature, one category per date, so
+    every later date was an unseen one (missing); the CLI failed only when saving the model.
+    It is now refused before training, as timestamps were (and as XGBoost and LightGBM)."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import datetime
+
+    from hardwood.data.readers import read_table
+
+    days = [datetime.date(2020, 1, 1) + datetime.timedelta(int(d)) for d in range(50)]
+    pq.write_table(pa.table({"d": pa.array(days), "x": np.arange(50.0), "y": np.arange(50.0)}),
+                   tmp_path / "dates.parquet")
+    X, y, _ = read_table(str(tmp_path / "dates.parquet"), label="y")
+    with pytest.raises(TypeError, match="'d' has dtype datetime64"):
+        hw.Dataset(X, y)
+
+
+def test_csv_true_false_column_with_a_gap_stays_numeric(tmp_path):
+    """A True/False column is numeric, but one empty cell made it categorical: a model
+    trained on the full column refused the file ("categorical here but was numeric")."""
+    pytest.importorskip("pandas")
+    from hardwood.data.readers import read_table
+
+    (tmp_path / "full.csv").write_text("flag,x\nTrue,1\nFalse,2\nTrue,3\n")
+    (tmp_path / "gap.csv").write_text("flag,x\n,1\nFalse,2\nTrue,3\n")
+    full, _, _ = read_table(str(tmp_path / "full.csv"))
+    gap, _, _ = read_table(str(tmp_path / "gap.csv"))
+    assert gap["flag"].dtype == np.float64
+    np.testing.assert_array_equal(gap["flag"].to_numpy(), [np.nan, 0.0, 1.0])
+    assert full["flag"].dtype == bool

@@ -192,6 +192,11 @@ def _align(X, info, path, no_header=False):
         raise ValueError(f"{path!r} has {len(cols)} columns and no header, but the model has "
                          f"{len(names)} features; name the label column with --label (a "
                          "column index), or remove the columns that are not features")
+    if no_header and cols != names:
+        # by position, as the docstring says: a model trained on a file with a header
+        # refused its own data without one ("expected ['a', 'b'], got ['f0', 'f1']")
+        X = X.set_axis(names, axis=1)
+        cols = names
     if cols != names and set(names) <= set(cols):
         X = X[names]
     elif cols != names and len(cols) != len(names):

@@ -166,7 +166,9 @@ def _parse_cells(s):
     """Parse the cells of a text column. Returns (values as float64 with NaN for missing or
     unparsable, mask of cells that are text, count of number cells, mask of cells that are
     missing-value tokens with spaces around them), or None when the column holds something
-    other than strings and numbers (booleans, lists): left alone."""
+    other than strings, numbers and booleans (lists): left alone. Booleans are 1 and 0: a
+    True/False column with one empty cell (object dtype in pandas) became categorical, and a
+    model trained without the gap refused it."""
     import numbers as _n
 
     pd = need("pandas", "CSV/Parquet", "pandas")
@@ -182,8 +184,8 @@ def _parse_cells(s):
                 kinds[i] = 1
             else:
                 strs.append(i)
-        elif isinstance(v, (bool, np.bool_)) or not isinstance(v, _n.Real):
-            return None
+        elif not isinstance(v, (_n.Real, np.bool_)):  # True/False: numbers 1/0, as pandas
+            return None                             # reads a column of them without gaps
     vals = np.full(len(u), np.nan)
     for i, v in enumerate(u):
         if not isinstance(v, str):
@@ -532,7 +534,9 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
             table = table.set_column(i, field.name,
                                      table.column(i).cast(pa.float64(), safe=False))
     try:
-        df = table.to_pandas()
+        # dates as datetime64, refused as timestamps are: as date objects they became
+        # categories, one per date, and every later date was an unseen one (missing)
+        df = table.to_pandas(date_as_object=False)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as e:
         raise ValueError(f"cannot convert Parquet file {path!r} to a table of features: {e}") from None
     return finish_frame(df, label, path, categorical=categorical, numeric=numeric, infer=False)

@@ -365,3 +365,20 @@ def test_csv_true_false_column_with_a_gap_stays_numeric(tmp_path):
     assert gap["flag"].dtype == np.float64
     np.testing.assert_array_equal(gap["flag"].to_numpy(), [np.nan, 0.0, 1.0])
     assert full["flag"].dtype == bool
+
+
+def test_libsvm_file_with_a_byte_order_mark_reads(tmp_path):
+    """A LibSVM file saved with a UTF-8 byte-order mark failed on its first label
+    ("the label '\\ufeff1' is not a number"); the mark is now skipped, as the CSV reader
+    already did."""
+    from hardwood.data.readers import read_libsvm
+
+    plain = tmp_path / "plain.svm"
+    plain.write_bytes(b"1 1:0.5 2:1\n0 1:1.5 3:2\n")
+    marked = tmp_path / "marked.svm"
+    marked.write_bytes(b"\xef\xbb\xbf" + plain.read_bytes())
+    X1, y1, n1 = read_libsvm(str(plain))
+    X2, y2, n2 = read_libsvm(str(marked))
+    np.testing.assert_array_equal(X1.toarray(), X2.toarray())
+    np.testing.assert_array_equal(y1, y2)
+    assert n1 == n2

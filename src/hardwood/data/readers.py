@@ -326,19 +326,20 @@ def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=
 
 # -- CSV -----------------------------------------------------------------------------
 def _open_text(path: str, compression: str):
-    """Open a (possibly gzip/bz2/xz-compressed) file as text, or None for other compressions."""
+    """Open a (possibly gzip/bz2/xz-compressed) file as text, or None for other compressions;
+    a UTF-8 byte-order mark is dropped (a LibSVM file's first label read as '\\ufeff1')."""
     if compression == ".gz":
         import gzip
-        return gzip.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        return gzip.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
     if compression == ".bz2":
         import bz2
-        return bz2.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        return bz2.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
     if compression == ".xz":
         import lzma
-        return lzma.open(path, "rt", encoding="utf-8", errors="replace", newline="")
+        return lzma.open(path, "rt", encoding="utf-8-sig", errors="replace", newline="")
     if compression:
         return None
-    return open(path, "r", encoding="utf-8", errors="replace", newline="")
+    return open(path, "r", encoding="utf-8-sig", errors="replace", newline="")
 
 
 def sniff_delimiter(path: str, compression: str) -> str:
@@ -617,7 +618,14 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
     if zero_based not in (True, False, "auto"):
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     try:
-        X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
+        with open(path, "rb") as fh:
+            bom = fh.read(3) == b"\xef\xbb\xbf"
+        if bom and not split_ext(path)[1]:  # a UTF-8 byte-order mark: read past it
+            with open(path, "rb") as fh:
+                fh.seek(3)
+                X, y = load_svmlight_file(fh, zero_based=True, dtype=dtype)
+        else:
+            X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
     except (ValueError, IndexError, TypeError, OverflowError) as e:
         # OverflowError: a feature index beyond int32 (scikit-learn's parser)
         where = find_bad_libsvm_line(path)
@@ -723,7 +731,7 @@ def read_group_file(path):
     path = os.fspath(path)
     check_file(path)
     sizes = []
-    with open(path, "r", encoding="utf-8", errors="replace") as fh:
+    with open(path, "r", encoding="utf-8-sig", errors="replace") as fh:
         for i, line in enumerate(fh, 1):
             text = line.strip()
             if not text:

@@ -199,7 +199,7 @@ def test_threads_writing_one_file_at_once(tmp_path, monkeypatch):
     rng = np.random.default_rng(5)
     X = rng.normal(size=(400, 4))
     y = (X[:, 0] + X[:, 1] > 0).astype(float)
-    model = hw.train({"objective": "binary:logistic", "max_depth": 4, "seed": 7}, hw.Dataset(X, y), 7)
+    model = hw.train({"objective": "binary:logistic", "max_depth": 2}, hw.Dataset(X, y), 3)
     want = model.predict(X)
     path = tmp_path / "model.json"
     barrier = threading.Barrier(4)

@@ -195,6 +195,24 @@ def edges_from_counts(uniq, cum, max_value_bins):
     return np.append(edges, np.inf)
 
 
+def _water_level(counts, total, max_value_bins):
+    """``(h, cap)``: the ``h`` values heavier than a bin's share, taken heaviest first, each
+    in a bin of its own, and the level ``cap`` at which the capped weights fill the other
+    ``max_value_bins - h`` bins (see :func:`cut_indices_jit`)."""
+    cap = total / max_value_bins
+    heavy = -np.sort(-counts)
+    rest = total
+    h = 0
+    while h < max_value_bins - 1 and heavy[h] > cap:
+        rest -= heavy[h]
+        h += 1
+        cap = rest / (max_value_bins - h)
+    return h, cap
+
+
+_water_level_jit = njit(cache=True, nogil=True)(_water_level)
+
+
 def cut_indices(cum, max_value_bins):
     """:func:`cut_indices_jit` in numpy, for the dense fields, which call it from Python: the
     same arithmetic in the same order, so the same cuts, without compiling the kernel and
@@ -206,12 +224,7 @@ def cut_indices(cum, max_value_bins):
     counts[0] = cum[0]
     h = 0
     if counts.max() > cap:
-        heavy = -np.sort(-counts)
-        rest = total
-        while h < max_value_bins - 1 and heavy[h] > cap:
-            rest -= heavy[h]
-            h += 1
-            cap = rest / (max_value_bins - h)
+        h, cap = _water_level(counts, total, max_value_bins)
     slack = 0.0
     if h > 0:
         cum = np.cumsum(np.minimum(counts, cap))
@@ -247,12 +260,7 @@ def cut_indices_jit(cum, max_value_bins):
         top = max(top, counts[i])
     h = 0
     if top > cap:  # (sorting every field's counts cost a third of its edges' time)
-        heavy = -np.sort(-counts)
-        rest = total
-        while h < max_value_bins - 1 and heavy[h] > cap:
-            rest -= heavy[h]
-            h += 1
-            cap = rest / (max_value_bins - h)
+        h, cap = _water_level_jit(counts, total, max_value_bins)
     slack = 0.0
     if h > 0:
         capped = np.empty(k, dtype=np.float64)

@@ -266,18 +266,24 @@ def _reject_strings_in_object_array(arr, what):
                                 "encode strings as pandas 'category' columns or numbers")
 
 
-def needs_float64(values) -> bool:
+def needs_float64(values, dtype=None) -> bool:
     """Whether numeric ``values`` (an array, or a sparse matrix's stored values) lose
     precision in float32: floats wider than 4 bytes, of either byte order (a big-endian
     ``'>f8'`` array is not ``np.float64`` and was read as float32: 2.4 off the model's own
     predictions), and integers beyond ±2**24 (codes 16777217 and 16777216 became one
     category; timestamps ~1.6e9 moved across thresholds, 2.2 off), in numpy arrays, frame
-    columns and sparse matrices alike."""
-    kind, size = values.dtype.kind, values.dtype.itemsize
+    columns and sparse matrices alike. ``dtype``: the values' own type where ``values`` are a
+    float64 copy of them, NaN for missing (a frame column's ``to_numpy``)."""
+    dtype = values.dtype if dtype is None else dtype
+    kind, size = getattr(dtype, "kind", "f"), getattr(dtype, "itemsize", 8)
     if kind == "f":
         return size > 4
     if kind in "iu" and size > 2 and values.size:
-        return bool(values.max() > 2**24 or (kind == "i" and values.min() < -2**24))
+        if values.dtype.kind == "f":
+            values = values[~np.isnan(values)]
+            if not values.size:
+                return False
+        return bool(values.max() > 2**24 or values.min() < -2**24)
     return False
 
 
@@ -328,7 +334,7 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         else:
             if isinstance(X, (str, bytes)):
                 raise TypeError(f"{what} must be a matrix, got {type(X).__name__}")
-            arr = masked_as_nan(X) if isinstance(X, np.ma.MaskedArray) else np.asarray(X)
+            arr = np.asarray(X)  # (a masked array was unmasked by as_pandas_if_named_table)
             if arr.dtype == object:
                 _reject_strings_in_object_array(arr, what)
                 try:
@@ -633,13 +639,7 @@ def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=Fals
                 col = s.to_numpy(dtype=np.float64, na_value=np.nan)
             except (TypeError, ValueError):
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric") from None
-            if not need64:  # as for a numpy array: float64 values, integers beyond 2**24
-                kind = getattr(s.dtype, "kind", "f")  # (nullable and Arrow dtypes have kinds)
-                if kind == "f":
-                    need64 = getattr(s.dtype, "itemsize", 8) > 4
-                elif kind in "iu":
-                    finite = col[~np.isnan(col)]
-                    need64 = bool(finite.size) and bool(np.abs(finite).max() > 2**24)
+            need64 = need64 or needs_float64(col, s.dtype)  # (nullable, Arrow dtypes: kinds)
         cols.append(col)
     out_dtype = np.float64 if need64 else np.float32
     mat = np.empty((df.shape[0], n_features), dtype=out_dtype)

@@ -619,13 +619,10 @@ def read_libsvm(path, label=None, *, n_features=None, zero_based="auto", dtype=n
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     try:
         with open(path, "rb") as fh:
-            bom = fh.read(3) == b"\xef\xbb\xbf"
-        if bom and not split_ext(path)[1]:  # a UTF-8 byte-order mark: read past it
-            with open(path, "rb") as fh:
-                fh.seek(3)
-                X, y = load_svmlight_file(fh, zero_based=True, dtype=dtype)
-        else:
-            X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
+            if fh.read(3) == b"\xef\xbb\xbf" and not split_ext(path)[1]:
+                X, y = load_svmlight_file(fh, zero_based=True, dtype=dtype)  # past the BOM
+            else:
+                X, y = load_svmlight_file(path, zero_based=True, dtype=dtype)
     except (ValueError, IndexError, TypeError, OverflowError) as e:
         # OverflowError: a feature index beyond int32 (scikit-learn's parser)
         where = find_bad_libsvm_line(path)

@@ -51,7 +51,7 @@ from sklearn.utils.validation import (
 )
 
 from .backends import forest_cpu as K
-from .data.convert import as_pandas_if_named_table, to_float_matrix
+from .data.convert import as_pandas_if_named_table, reject_masked, to_float_matrix
 from .data.dataset import Dataset
 from .parallel import threads
 from .train.forest import Forest, SamplingPlan, check_device, grow_forest
@@ -69,9 +69,11 @@ def _is_dataframe(X) -> bool:
 
 def _validate(est, X, y=None, *, fitting, reset=True, **kw):
     """scikit-learn's checks, except that a DataFrame stays a DataFrame (its category
-    columns are coded by hardwood.Dataset, not refused by check_array), and that data to
-    predict on (not ``fitting``) may hold ±inf, as on every prediction path."""
+    columns are coded by hardwood.Dataset, not refused by check_array), that data to
+    predict on (not ``fitting``) may hold ±inf, as on every prediction path, and that masked
+    labels are refused (scikit-learn's checks would train on the values under the mask)."""
     X = as_pandas_if_named_table(X)  # (an Arrow table's names and dictionary columns)
+    reject_masked(y, "y")
     if not _is_dataframe(X):
         if not fitting:
             return validate_data(est, X, reset=reset, **dict(_CHECK_X, ensure_all_finite=False))
@@ -85,6 +87,12 @@ def _validate(est, X, y=None, *, fitting, reset=True, **kw):
     X = validate_data(est, X, skip_check_array=True, reset=reset)
     check_consistent_length(X, y)
     return X, y
+
+
+def _checked_weight(sample_weight, X):
+    """scikit-learn's weight checks, after refusing a masked array (they drop the mask)."""
+    reject_masked(sample_weight, "sample_weight")
+    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
 
 
 def _is_int(v):
@@ -238,8 +246,7 @@ class _ForestBase(BaseEstimator):
         n, d = X.shape
         mtry = self._check_params(d)
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
+            sample_weight = _checked_weight(sample_weight, X)
             if not np.any(sample_weight > 0):
                 raise ValueError("Sample weights must contain at least one non-zero number.")
         plan = self.sampling_plan(n, sample_weight, row_class_weight, balanced_subsample,
@@ -433,8 +440,7 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
             y_enc = np.searchsorted(self.classes_, y)
         Kc = self.n_classes_
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
+            sample_weight = _checked_weight(sample_weight, X)
         row_cw, subsample = self.row_class_weights(y_enc, sample_weight)
         self._fit_forest(X, y_enc, sample_weight, row_cw, subsample, y_enc.astype(np.int64),
                          Kc, False)

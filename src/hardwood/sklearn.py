@@ -38,7 +38,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .data.convert import as_pandas_if_named_table
+from .data.convert import as_pandas_if_named_table, reject_masked
 from .data.dataset import Dataset
 from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, objective_class
@@ -161,6 +161,8 @@ class _GBDTBase(BaseEstimator):
         (:meth:`_drop_zero_weight_rows`), after reading what it needs of all the labels."""
         if isinstance(X, Dataset):
             return self._dataset_fit_data(X, y, sample_weight)
+        reject_masked(y, "y")  # (scikit-learn's checks would use the values under the mask)
+        reject_masked(sample_weight, "sample_weight")
         X = as_pandas_if_named_table(X)  # (an Arrow table's names and dictionary columns)
         if _is_dataframe(X):
             # keep the DataFrame (its category columns) for hardwood.Dataset; validate y, then

@@ -257,6 +257,8 @@ def _training_names(feature_names, n_features):
 
 def _reject_strings_in_object_array(arr, what):
     """Numpy object arrays may hold numbers and None (missing), never strings."""
+    if arr.size == 0:  # (no values; a (0, n) array cannot be reshaped to (0, -1))
+        return
     flat = arr.reshape(arr.shape[0], -1) if arr.ndim >= 2 else arr.reshape(-1, 1)
     for j in range(flat.shape[1]):
         for v in flat[:, j]:
@@ -650,6 +652,14 @@ def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=Fals
     return mat, names, is_cat, cats
 
 
+def reject_masked(v, what):
+    """Labels and weights have no missing values, so a masked array of them is refused:
+    ``np.asarray`` (and scikit-learn's checks) would use the values under its mask."""
+    if isinstance(v, np.ma.MaskedArray) and np.ma.is_masked(v):
+        raise ValueError(f"{what} is a masked array with {int(np.ma.count_masked(v))} masked "
+                         f"entries; {what} has no missing values: drop those rows, or fill them")
+
+
 def to_vector(y, n_rows, what, *, allow_none=True):
     """Labels or weights as a 1-d float64 array of length ``n_rows``."""
     if y is None:
@@ -665,10 +675,7 @@ def to_vector(y, n_rows, what, *, allow_none=True):
         y = y.toarray()
     if isinstance(y, (str, bytes)):
         raise TypeError(f"{what} must be numeric, got {type(y).__name__}")
-    if isinstance(y, np.ma.MaskedArray) and np.ma.is_masked(y):
-        # its values under the mask were used as if given
-        raise ValueError(f"{what} is a masked array with {int(np.ma.count_masked(y))} masked "
-                         f"entries; {what} has no missing values: drop those rows, or fill them")
+    reject_masked(y, what)
     arr = np.asarray(y)
     if arr.dtype == object:
         _reject_strings_in_object_array(arr, what)

@@ -37,3 +37,117 @@ def test_predicting_no_rows_of_an_object_array():
     assert model.predict(np.empty((0, 3), dtype=object)).shape == (0,)
     with pytest.raises(ValueError, match="has 4 features"):
         model.predict(np.empty((0, 4), dtype=object))
+
+
+def test_from_files_reads_parquet_decimals_and_wide_integers_as_read_table(tmp_path):
+    """``Dataset.from_files`` refused a Parquet ``decimal128`` column ("reads numeric columns
+    only ... encode them as numbers") and failed on int64 beyond 2**53 (pyarrow's "not in
+    range"), where ``read_table`` reads both as float64. Both readers now agree."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    import decimal
+
+    from hardwood.data.readers import read_table
+
+    rng = np.random.default_rng(3)
+    cents = rng.integers(0, 10**6, size=40)
+    amounts = [decimal.Decimal(int(c)) / 100 for c in cents]
+    table = pa.table({"amount": pa.array(amounts, pa.decimal128(12, 2)),
+                      "id": pa.array(2**60 + np.arange(40) * 2**12, pa.int64()),
+                      "y": rng.normal(size=40)})
+    pq.write_table(table, tmp_path / "t.parquet")
+    X, y, _ = read_table(str(tmp_path / "t.parquet"), label="y")
+    ds = hw.Dataset.from_files(str(tmp_path / "t.parquet"), label="y",
+                               cache_dir=str(tmp_path / "c"))
+    ref = hw.Dataset(X, y)
+    np.testing.assert_array_equal(X["amount"].to_numpy(), [float(a) for a in amounts])
+    model = hw.train({"max_depth": 2, "min_child_weight": 0}, ref, 2)
+    assert model.predict(X).shape == (40,)
+    assert ds.n_rows == 40 and ds.feature_names == ["amount", "id"]
+
+
+def test_from_files_names_a_bad_label_by_its_row_in_the_file(tmp_path):
+    """A text label in the second batch of a CSV file was reported by its row within the
+    batch ("row 3 (line 7)" for the file's data row 6)."""
+    pytest.importorskip("pandas")
+    (tmp_path / "x.csv").write_text("a,b,y\n" + "1,2,0\n" * 5 + "1,2,yes\n")
+    with pytest.raises(ValueError, match=r"row 6 \(line 7\) holds 'yes'"):
+        hw.Dataset.from_files(str(tmp_path / "x.csv"), label="y", batch_rows=3,
+                              cache_dir=str(tmp_path / "c"))
+
+
+def test_libsvm_multi_label_line_is_named(tmp_path):
+    """A multi-label LibSVM line (``1,2 1:0.5``) passed the line check and failed in the
+    parser with "could not convert string to float: b'1,2'" and no line number."""
+    from hardwood.data.readers import read_libsvm
+
+    (tmp_path / "m.svm").write_text("1 1:0.5\n1,2 1:0.5 2:1\n0 2:3\n")
+    with pytest.raises(ValueError, match="line 2: the label '1,2' is a multi-label"):
+        read_libsvm(str(tmp_path / "m.svm"))
+    with pytest.raises(ValueError, match="line 2: the label '1,2' is a multi-label"):
+        hw.Dataset.from_files(str(tmp_path / "m.svm"), label=None,
+                              cache_dir=str(tmp_path / "c"))
+
+
+def test_parquet_with_a_repeated_column_name(tmp_path):
+    """Two Parquet columns of one name gave pyarrow's "Multiple matches for FieldRef",
+    listing its internal fields, through ``read_table``; ``from_files`` already named them."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from hardwood.data.readers import read_table
+
+    pq.write_table(pa.Table.from_arrays([pa.array([1.0, 2.0]), pa.array([3.0, 4.0]),
+                                         pa.array([0, 1])], names=["a", "a", "y"]),
+                   tmp_path / "d.parquet")
+    with pytest.raises(ValueError, match=r"duplicate column names: \['a'\]"):
+        read_table(str(tmp_path / "d.parquet"), label="y")
+
+
+def test_numbers_in_another_notation_warn_when_read_as_categories(tmp_path):
+    """Decimal commas, percentages, currency and hexadecimal made a column categorical
+    without a word (pandas reads them as text too): every value unseen in training then
+    predicts as missing. Reading them now warns; real text and declared columns do not."""
+    pytest.importorskip("pandas")
+    from hardwood.data.readers import read_csv
+
+    (tmp_path / "semi.txt").write_text("a;b;y\n1,5;2,0;0\n3,5;4,0;1\n2,5;1,0;0\n")
+    (tmp_path / "pct.csv").write_text("a,c,y\n10%,red,0\n20%,blue,1\n")
+    with pytest.warns(UserWarning, match="look like numbers") as seen:
+        read_csv(tmp_path / "semi.txt", label="y")
+    assert [str(w.message)[:8] for w in seen] == ["column '", "column '"]
+    assert "'1,5', '3,5', '2,5'" in str(seen[0].message)
+    with pytest.warns(UserWarning, match="'a' .* look like numbers") as seen:
+        read_csv(tmp_path / "pct.csv", label="y")
+    assert not any("'c'" in str(w.message) for w in seen)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_csv(tmp_path / "pct.csv", label="y", categorical=["a"])
+
+
+def test_cli_reads_another_separator(tmp_path, capsys):
+    """The command line had no ``--sep``: a ';'-separated file named .csv could not be read
+    ("label column 'y' is not in ... (columns: 'a;b;y')"). It now takes ``--sep``, and the
+    error says which separator the header seems to use."""
+    pytest.importorskip("pandas")
+    from hardwood.cli import main
+
+    rng = np.random.default_rng(4)
+    rows = ["a;b;y"] + [f"{a:.3f};{b:.3f};{a + b:.3f}" for a, b in rng.random((200, 2))]
+    (tmp_path / "semi.csv").write_text("\n".join(rows) + "\n")
+    (tmp_path / "comma.csv").write_text("\n".join(r.replace(";", ",") for r in rows) + "\n")
+    model, out = str(tmp_path / "m.json"), str(tmp_path / "p.csv")
+    assert main(["train", "--data", str(tmp_path / "semi.csv"), "--label", "y", "--sep", ";",
+                 "--rounds", "3", "--out", model, "-q"]) == 0
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "semi.csv"), "--sep",
+                 ";", "--label", "y", "--out", out]) == 0
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "comma.csv"), "--out",
+                 str(tmp_path / "q.csv")]) == 0
+    assert (tmp_path / "p.csv").read_text() == (tmp_path / "q.csv").read_text()
+    capsys.readouterr()
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "semi.csv"),
+                 "--label", "y", "--out", out]) != 0
+    assert "seems to be separated by ';'" in capsys.readouterr().err
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "semi.csv"), "--sep",
+                 ";;", "--out", out]) != 0
+    assert "--sep ';;': give one character" in capsys.readouterr().err

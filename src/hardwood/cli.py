@@ -137,8 +137,8 @@ def _categorical_list(text):
     return [c.strip() for c in text.split(",") if c.strip()] if text else []
 
 
-def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, numeric=None,
-          hint=True, queries=None):
+def _read(path, label, fmt, *, no_header=False, sep=None, info=None, categorical=None,
+          numeric=None, hint=True, queries=None):
     """read_table with the CLI's options, as ``(X, y, names, queries)``. ``queries``: None
     (not looked for; the 4th value is None) or the options of read_table_with_queries
     (``qid_column``, ``group_file``); ``info`` (a model's or training set's features)
@@ -148,11 +148,15 @@ def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, num
     cell is a number, categorical when none is, an error when the two mix, unless the
     column is in ``categorical`` (``--categorical``). ``numeric``: more columns that must
     be numbers (the weight column). ``hint``: whether an error may advise ``--categorical``
-    (not for predict, whose model fixes the types)."""
+    (not for predict, whose model fixes the types). ``sep``: ``--sep`` (None: sniffed)."""
     kind = detect_format(path, fmt)
     kw = {}
     if kind == "csv" and no_header:
         kw["header"] = False
+    if sep is not None:
+        if kind != "csv":
+            raise CLIError(f"--sep is for delimited text files; {path!r} is read as {kind}")
+        kw["sep"] = _separator(sep)
     if kind == "libsvm" and info is not None:
         kw["n_features"] = info.n_features
         kw["zero_based"] = _libsvm_base(info)
@@ -174,6 +178,28 @@ def _read(path, label, fmt, *, no_header=False, info=None, categorical=None, num
             raise ValueError(e.describe(hint="")) from None
         declared = list(categorical or []) + [e.column]
         raise ValueError(e.describe(hint="--categorical " + ",".join(declared))) from None
+
+
+def _separator(sep):
+    """``--sep``: one character, or ``tab``/``\\t`` or ``whitespace`` (runs of spaces and
+    tabs)."""
+    named = {"tab": "\t", "\\t": "\t", "whitespace": r"\s+"}
+    sep = named.get(sep.lower() if len(sep) > 1 else sep, sep)
+    if len(sep) != 1 and sep != r"\s+":
+        raise CLIError(f"--sep {sep!r}: give one character (such as ';' or '|'), 'tab' or "
+                       "'whitespace'")
+    if sep in "\"\r\n":
+        raise CLIError(f"--sep {sep!r} cannot separate fields")
+    return sep
+
+
+def add_text_arguments(parser, no_header_help="CSV without a header row"):
+    """``--no-header`` and ``--sep``: how a delimited text file is read."""
+    parser.add_argument("--no-header", action="store_true", help=no_header_help)
+    parser.add_argument("--sep", metavar="CHAR",
+                        help="field separator of a text file: one character, 'tab' or "
+                             "'whitespace' (default: ',' for .csv, tab for .tsv, sniffed for "
+                             "other names)")
 
 
 def _align(X, info, path, no_header=False):
@@ -393,7 +419,8 @@ def cmd_train(args) -> int:
     cat = _categorical_list(args.categorical) or None
     weight = [args.weight] if args.weight else None
     X, y, names, queries = _read(args.data, args.label, args.format, no_header=args.no_header,
-                                 categorical=cat, numeric=weight, queries=train_queries)
+                                 sep=args.sep, categorical=cat, numeric=weight,
+                                 queries=train_queries)
     X, w = _split_weight(X, args.weight, args.data)
     if y is None:
         raise CLIError(f"{args.data!r} has no label column")
@@ -404,7 +431,7 @@ def cmd_train(args) -> int:
     valid_sets, valid_names = [train_set], ["train"]
     if args.valid:
         Xv, yv, _, queries = _read(args.valid, args.label, args.valid_format or args.format,
-                                   no_header=args.no_header, info=train_set.info,
+                                   no_header=args.no_header, sep=args.sep, info=train_set.info,
                                    numeric=weight, queries=valid_queries)
         Xv, wv = _split_weight(Xv, args.weight, args.valid)
         if yv is None:
@@ -464,13 +491,13 @@ def _write_predictions(out, pred, output):
 
 
 def read_for_model(path, label, fmt, model, no_header=False, group_file=None,
-                   qid_column=None):
+                   qid_column=None, sep=None):
     """``(X, y, queries)`` of a data file read for a saved ``model``: columns typed,
     selected and ordered as its features. A ranking model's ``queries`` (a ``Queries``, or
     None when the file has none) come from ``group_file``, ``qid_column``, the file's
     ``qid:`` or ``<data>.query``; for another model they are None, and the two options an
     error."""
-    X, y, _, queries = _read(path, label, fmt, no_header=no_header, info=model.info,
+    X, y, _, queries = _read(path, label, fmt, no_header=no_header, sep=sep, info=model.info,
                              hint=False,
                              queries=_query_options(model.objective, group_file, qid_column))
     return _align(X, model.info, path, no_header), y, queries
@@ -512,7 +539,7 @@ def cmd_predict(args) -> int:
     model = hardwood.load(args.model)
     X, y, found = read_for_model(args.data, args.label, args.format, model,
                                  no_header=args.no_header, group_file=args.group,
-                                 qid_column=args.qid_column)
+                                 qid_column=args.qid_column, sep=args.sep)
     t0 = time.perf_counter()
     with threads(args.threads):
         pred = model.predict(X, output=args.output)
@@ -668,8 +695,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="ranking: the column of query ids (CSV/Parquet; each query's rows "
                         "consecutive), taken out of the features, in --data and --valid")
     t.add_argument("--format", metavar="FMT", help=fmt_help)
-    t.add_argument("--no-header", action="store_true",
-                   help="CSV without a header row (columns are then chosen by index)")
+    add_text_arguments(t, "CSV without a header row (columns are then chosen by index)")
     t.add_argument("--threads", type=int, default=None, metavar="N",
                    help="threads (default: all cores)")
     t.add_argument("--out", "-o", required=True, metavar="FILE", help="model file to write (JSON)")
@@ -690,7 +716,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", choices=OUTPUTS, default="value",
                    help="value (probabilities/predictions), raw (margins) or leaf (leaf ids)")
     p.add_argument("--format", metavar="FMT", help=fmt_help)
-    p.add_argument("--no-header", action="store_true", help="CSV without a header row")
+    add_text_arguments(p)
     p.add_argument("--threads", type=int, default=None, metavar="N",
                    help="threads (default: all cores)")
     p.add_argument("--out", "-o", required=True, metavar="FILE",

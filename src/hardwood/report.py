@@ -453,9 +453,9 @@ def add_parser(sub):
     r.add_argument("--label", metavar="COL", help="label column of --data (for the metrics)")
     r.add_argument("--format", metavar="FMT",
                    help="data format: csv, parquet or libsvm (default: from the extension)")
-    r.add_argument("--no-header", action="store_true", help="CSV without a header row")
-    from .cli import add_query_arguments
+    from .cli import add_query_arguments, add_text_arguments
 
+    add_text_arguments(r)
     add_query_arguments(r)
     r.add_argument("--shap-rows", type=int, default=SHAP_ROWS, metavar="N",
                    help=f"rows explained in the SHAP summary (default {SHAP_ROWS})")
@@ -492,7 +492,7 @@ def run(args) -> int:
     X = y = queries = None
     if args.data is not None:
         X, y, queries = read_for_model(args.data, args.label, args.format, model,
-                                       no_header=args.no_header,
+                                       no_header=args.no_header, sep=args.sep,
                                        group_file=args.group, qid_column=args.qid_column)
     if queries is not None:
         queries.boundaries(X.shape[0])  # sizes that do not add up: an error naming the file

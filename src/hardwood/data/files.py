@@ -22,8 +22,9 @@ import os
 import numpy as np
 
 from .readers import (ColumnTypeError, check_distinct_names, check_file, check_header_names,
-                      detect_format, find_bad_libsvm_line, finish_frame, libsvm_line_problem,
-                      line_locator, need, sniff_delimiter, split_ext, without_extra_fields)
+                      decimal_as_float64, detect_format, find_bad_libsvm_line, finish_frame,
+                      libsvm_line_problem, line_locator, need, separator_hint, sniff_delimiter,
+                      split_ext, without_extra_fields)
 
 BATCH_ROWS = 100_000  # CSV rows and LibSVM lines per batch
 
@@ -160,7 +161,7 @@ class FileBatches:
         types = {c: schema.field(c).type for c in names}
         for c in features + [self.label] + ([self.weight] if self.weight else []):
             t = types[c]
-            if not (pa.types.is_integer(t) or pa.types.is_floating(t)
+            if not (pa.types.is_integer(t) or pa.types.is_floating(t) or pa.types.is_decimal(t)
                     or pa.types.is_boolean(t) or pa.types.is_null(t)):
                 if self._types is not None and c in self._types:
                     raise ValueError(f"column {c!r} is {self._types[c]} in {self.paths[0]!r} "
@@ -177,8 +178,10 @@ class FileBatches:
     def _column(chunked, name, where, dtype):
         import pyarrow as pa
 
-        try:  # nulls -> NaN
-            return chunked.cast(pa.from_numpy_dtype(dtype)).to_numpy()
+        try:  # nulls -> NaN; decimals and integers beyond 2**53 rounded, as read_table does
+            if pa.types.is_decimal(chunked.type):
+                chunked = decimal_as_float64(chunked)
+            return chunked.cast(pa.from_numpy_dtype(dtype), safe=False).to_numpy()
         except (pa.ArrowException, TypeError, ValueError) as e:
             raise ValueError(f"column {name!r} in {where} cannot be read as numbers: {e}") \
                 from None
@@ -214,7 +217,8 @@ class FileBatches:
         for what, col in (("label", self.label), ("weight", self.weight)):
             if col is not None and col not in cols:
                 shown = ", ".join(map(repr, cols[:10])) + (", ..." if len(cols) > 10 else "")
-                raise ValueError(f"{what} column {col!r} is not in {path!r} (columns: {shown})")
+                raise ValueError(f"{what} column {col!r} is not in {path!r} (columns: {shown})"
+                                 + separator_hint(cols))
         names = [c for c in cols if c not in (self.label, self.weight)]
         if not names:
             raise ValueError(f"{path!r} has no feature columns besides the label")
@@ -265,7 +269,7 @@ class FileBatches:
 
         try:
             X, y, _ = finish_frame(chunk, self.label, path, numeric=self.names, infer=False,
-                                    locate=shifted)
+                                    locate=shifted, first_row=start)
             if w is not None:
                 w, _, _ = finish_frame(w.to_frame(), None, path, numeric=[self.weight])
                 w = w.iloc[:, 0].to_numpy(dtype=np.float64)

@@ -233,6 +233,7 @@ def _type_columns(df, path, *, categorical=None, numeric=None, infer=True, locat
         if n_numbers == 0 and not is_declared:  # a text column: categorical
             if tokens.any():  # ' NA ', ' ': missing values, as in a numeric column
                 df[c] = s.astype(object).where(~tokens, None)
+            _warn_if_numbers_in_text(s[text], c, path)
             continue
         odd = text if (is_declared or n_numbers >= n_text) else ~text & ~np.isnan(values)
         rows = np.flatnonzero(odd)[:_SHOW_CELLS]
@@ -240,6 +241,25 @@ def _type_columns(df, path, *, categorical=None, numeric=None, infer=True, locat
         cells = [(int(r) + 1, lines.get(int(r)), str(s.iloc[int(r)])) for r in rows]
         raise ColumnTypeError(path, c, cells, int(odd.sum()), n_numbers, n_text, is_declared)
     return df
+
+
+# numbers in a notation that does not parse: 1,5 (a decimal comma), 12%, $1 200, 0x1F
+_NUMBER_LIKE = re.compile(r"\s*[+-]?[$€£¥]?\s*\d(?:[\d.,' ]*\d)?\s*%?\s*|\s*[+-]?0[xX][0-9a-fA-F]+\s*")
+
+
+def _warn_if_numbers_in_text(cells, column, path):
+    """A column of text cells becomes categorical, and each value unseen in training is then
+    a missing value. Say so when the cells look like numbers in a notation that does not
+    parse (decimal commas, percentages, currency, hexadecimal): pandas reads them as text
+    too, without a word."""
+    values = cells.astype(str)
+    looks = values.map(lambda v: _NUMBER_LIKE.fullmatch(v) is not None)
+    if len(values) and looks.mean() >= 0.9:
+        shown = ", ".join(repr(v) for v in values[looks].unique()[:3])
+        warnings.warn(f"column {column!r} in {path!r} is read as categorical, but its cells "
+                      f"look like numbers ({shown}): convert them to numbers (a decimal comma, "
+                      "'%', a currency sign or '0x' does not parse), or declare the column "
+                      "categorical", UserWarning, stacklevel=4)
 
 
 # -- label handling (CSV and Parquet) ----------------------------------------------------
@@ -257,7 +277,8 @@ def _label_position(columns: list, label, path: str) -> int:
             label = int(label)
         else:
             shown = ", ".join(map(repr, columns[:10])) + (", ..." if n > 10 else "")
-            raise ValueError(f"label column {label!r} is not in {path!r} (columns: {shown})")
+            raise ValueError(f"label column {label!r} is not in {path!r} (columns: {shown})"
+                             + separator_hint(columns))
     idx = int(label)
     if not -n <= idx < n:
         raise ValueError(f"label column index {idx} is out of range for {path!r}, which has "
@@ -266,10 +287,11 @@ def _label_position(columns: list, label, path: str) -> int:
 
 
 def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=False,
-                  locate=None, feature_names=None):
+                  locate=None, feature_names=None, first_row=0):
     """Take the label out, type the text columns (:func:`_type_columns`), string columns ->
     category. ``feature_names(n)``: names for the feature columns (a file without a header).
-    Returns (X, y, names)."""
+    ``first_row``: the file's data row of ``df``'s first row (a batch of a larger file), for
+    the row numbers in errors. Returns (X, y, names)."""
     pd = need("pandas", "CSV/Parquet", "pandas")
     if df.shape[1] == 0:
         raise ValueError(f"data file {path!r} has no columns")
@@ -290,9 +312,7 @@ def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=
                 where = ""
                 if parsed is not None:
                     r = int(np.flatnonzero(parsed[1])[0])
-                    line = (locate([r]) if locate is not None else {}).get(r)
-                    where = (f": row {r + 1}" + (f" (line {line})" if line is not None else "")
-                             + f" holds {str(col.iloc[r])!r}")
+                    where = f": {_row_and_line(r, first_row, locate)} holds {str(col.iloc[r])!r}"
                 raise ValueError(f"label column {name!r} in {path!r} is not numeric (dtype "
                                  f"{col.dtype}){where}; encode the labels as numbers (0/1 for "
                                  "binary, 0..K-1 for multiclass)")
@@ -302,7 +322,7 @@ def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=
         if np.isnan(y).any():
             r = int(np.flatnonzero(np.isnan(y))[0])
             raise ValueError(f"label column {name!r} in {path!r} has a missing value (first at "
-                             f"data row {r + 1})")
+                             f"data {_row_and_line(r, first_row, locate)})")
         df = df.drop(columns=name)
         if df.shape[1] == 0:
             raise ValueError(f"data file {path!r} has no feature columns besides the label "
@@ -322,6 +342,13 @@ def finish_frame(df, label, path: str, *, categorical=None, numeric=None, infer=
                 raise ValueError(f"column {c!r} in {path!r} holds values that are neither "
                                  "numbers nor strings") from None
     return df, y, [str(c) for c in df.columns]
+
+
+def _row_and_line(r, first_row, locate):
+    """'row N (line L)' for row ``r`` of a frame whose first row is the file's data row
+    ``first_row``: ``locate(rows)`` maps the frame's rows to the file's lines."""
+    line = (locate([r]) if locate is not None else {}).get(r)
+    return f"row {first_row + r + 1}" + (f" (line {line})" if line is not None else "")
 
 
 # -- CSV -----------------------------------------------------------------------------
@@ -404,6 +431,18 @@ def line_locator(path: str, compression: str, sep: str, header: bool):
         return found
 
     return locate
+
+
+def separator_hint(columns) -> str:
+    """Advice for a header read as one column that holds another separator (a
+    ``;``-separated file named .csv)."""
+    if len(columns) == 1:
+        for sep, name in ((";", "';'"), ("\t", "'tab'"), ("|", "'|'")):
+            if sep in columns[0]:
+                return (f"; its header seems to be separated by {name}: give sep={sep!r} "
+                        f"(--sep {name} on the command line), or name the file .txt to have "
+                        "its separator detected")
+    return ""
 
 
 def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numeric=None,
@@ -522,6 +561,8 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
     path = os.fspath(path)
     check_file(path)
     try:
+        # (two columns of one name: pyarrow's own error listed its internal fields)
+        check_distinct_names(path, pq.read_schema(path).names)
         table = pq.read_table(path)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
         msg = " ".join(str(e).split())
@@ -532,8 +573,7 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
     declared = {str(c) for c in (categorical or [])}
     for i, field in enumerate(table.schema):
         if pa.types.is_decimal(field.type) and field.name not in declared:
-            table = table.set_column(i, field.name,
-                                     table.column(i).cast(pa.float64(), safe=False))
+            table = table.set_column(i, field.name, decimal_as_float64(table.column(i)))
     try:
         # dates as datetime64, refused as timestamps are: as date objects they became
         # categories, one per date, and every later date was an unseen one (missing)
@@ -541,6 +581,21 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, TypeError) as e:
         raise ValueError(f"cannot convert Parquet file {path!r} to a table of features: {e}") from None
     return finish_frame(df, label, path, categorical=categorical, numeric=numeric, infer=False)
+
+
+def decimal_as_float64(column):
+    """An Arrow decimal column as float64, each value the double nearest to it, as
+    ``float(Decimal)`` and a CSV reader give (Arrow's own cast gave 2927.2000000000003 for
+    2927.20): the unscaled integer, exact below 10**15, divided by 10**scale in one
+    correctly rounded division. Wider decimals take Arrow's cast."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    scale = column.type.scale
+    if column.type.precision > 15 or not 0 <= scale <= 22:
+        return column.cast(pa.float64(), safe=False)
+    unscaled = pc.multiply(column, 10**scale).cast(pa.int64()).to_numpy(zero_copy_only=False)
+    return pa.array(unscaled / 10.0**scale, from_pandas=True)  # (nulls: NaN -> null)
 
 
 # -- LibSVM -----------------------------------------------------------------------------
@@ -561,6 +616,9 @@ def libsvm_line_problem(line: str):
     tokens = body.split()
     if not _LABEL.fullmatch(tokens[0]):
         return f"the label {tokens[0]!r} is not a number"
+    if "," in tokens[0]:
+        return (f"the label {tokens[0]!r} is a multi-label line's list of labels; each row "
+                "takes one label")
     last = -1
     for tok in tokens[1:]:
         if tok.startswith("qid:"):

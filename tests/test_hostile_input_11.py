@@ -151,3 +151,21 @@ def test_cli_reads_another_separator(tmp_path, capsys):
     assert main(["predict", "--model", model, "--data", str(tmp_path / "semi.csv"), "--sep",
                  ";;", "--out", out]) != 0
     assert "--sep ';;': give one character" in capsys.readouterr().err
+
+
+def test_cli_label_that_names_a_feature(tmp_path, capsys):
+    """``hardwood predict --label a``, with ``a`` a feature of the model, took it out of the
+    features and then said "X columns differ from the training columns (missing ['a'])"."""
+    pytest.importorskip("pandas")
+    from hardwood.cli import main
+
+    rng = np.random.default_rng(5)
+    rows = ["a,b,y"] + [f"{a:.3f},{b:.3f},{a - b:.3f}" for a, b in rng.random((100, 2))]
+    (tmp_path / "d.csv").write_text("\n".join(rows) + "\n")
+    model = str(tmp_path / "m.json")
+    assert main(["train", "--data", str(tmp_path / "d.csv"), "--label", "y", "--rounds", "2",
+                 "--out", model, "-q"]) == 0
+    capsys.readouterr()
+    assert main(["predict", "--model", model, "--data", str(tmp_path / "d.csv"), "--label",
+                 "a", "--out", str(tmp_path / "p.csv")]) != 0
+    assert "--label 'a' names one of the model's features" in capsys.readouterr().err

@@ -497,6 +497,10 @@ def read_for_model(path, label, fmt, model, no_header=False, group_file=None,
     None when the file has none) come from ``group_file``, ``qid_column``, the file's
     ``qid:`` or ``<data>.query``; for another model they are None, and the two options an
     error."""
+    if isinstance(label, str) and label in model.info.names:
+        # (it was "X columns differ from the training columns (missing ['x0'])")
+        raise CLIError(f"--label {label!r} names one of the model's features; give the label "
+                       "column, or leave --label out to predict without scoring")
     X, y, _, queries = _read(path, label, fmt, no_header=no_header, sep=sep, info=model.info,
                              hint=False,
                              queries=_query_options(model.objective, group_file, qid_column))

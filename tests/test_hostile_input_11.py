@@ -169,3 +169,119 @@ def test_cli_label_that_names_a_feature(tmp_path, capsys):
     assert main(["predict", "--model", model, "--data", str(tmp_path / "d.csv"), "--label",
                  "a", "--out", str(tmp_path / "p.csv")]) != 0
     assert "--label 'a' names one of the model's features" in capsys.readouterr().err
+
+
+def _binary_data(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, 5)), 1)  # < 256 values a feature: XGBoost's bins
+    y = (X[:, 0] + rng.normal(size=n) > 1.2).astype(float)
+    return X, y, rng.uniform(0.5, 2.0, n)
+
+
+@pytest.mark.parametrize("spw", [3.0, 0.4])
+def test_scale_pos_weight_trains_the_peers_models(spw):
+    """``scale_pos_weight`` was refused, with advice (weight the positive rows) that gave
+    another model than XGBoost's: XGBoost's base score takes the scale (one Newton step from
+    margin 0), LightGBM's does not. Under each library's objective name hardwood now trains
+    that library's model."""
+    xgb = pytest.importorskip("xgboost")
+    lgb = pytest.importorskip("lightgbm")
+    X, y, w = _binary_data()
+    params = {"scale_pos_weight": spw, "max_depth": 3, "learning_rate": 0.3}
+    ours = hw.train(dict(params, objective="binary:logistic"), hw.Dataset(X, y, weight=w), 8)
+    theirs = xgb.train(dict(params, objective="binary:logistic", tree_method="hist",
+                            max_bin=256), xgb.DMatrix(X, y, weight=w), 8)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-6)
+    lgb_params = {"objective": "binary", "scale_pos_weight": spw, "num_leaves": 4,
+                  "max_depth": 2, "learning_rate": 0.3, "lambda_l2": 1.0,
+                  "min_sum_hessian_in_leaf": 1e-3}
+    ours = hw.train(lgb_params, hw.Dataset(X, y, weight=w), 8)
+    theirs = lgb.train(dict(lgb_params, min_data_in_leaf=1, min_data_in_bin=1, verbose=-1),
+                       lgb.Dataset(X, y, weight=w), 8)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-6)
+    assert abs(ours.base_score[0] - np.log(np.average(y, weights=w)
+                                           / (1 - np.average(y, weights=w)))) < 1e-12
+
+
+def test_is_unbalance_and_scale_pos_weight_checks():
+    """LightGBM's ``is_unbalance`` weighs the smaller class by the count ratio (it was an
+    unknown parameter); given with ``scale_pos_weight``, or either on an objective without
+    classes, is an error."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y, w = _binary_data(seed=1)
+    params = {"objective": "binary", "is_unbalance": True, "num_leaves": 4, "max_depth": 2,
+              "learning_rate": 0.3, "lambda_l2": 1.0, "min_sum_hessian_in_leaf": 1e-3}
+    ours = hw.train(params, hw.Dataset(X, y, weight=w), 8)
+    theirs = lgb.train(dict(params, min_data_in_leaf=1, min_data_in_bin=1, verbose=-1),
+                       lgb.Dataset(X, y, weight=w), 8)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-6)
+    ds = hw.Dataset(X, y)
+    with pytest.raises(ValueError, match="not both"):
+        hw.train({"objective": "binary", "is_unbalance": True, "scale_pos_weight": 2}, ds, 1)
+    with pytest.raises(ValueError, match="'reg:squarederror' has no positive class"):
+        hw.train({"scale_pos_weight": 2}, ds, 1)
+    with pytest.raises(ValueError, match="'multi:softprob' has no positive class"):
+        hw.GBDTClassifier(n_estimators=2, scale_pos_weight=2).fit(X, np.digitize(X[:, 0], [-0.5, 0.5]))
+    clf = hw.GBDTClassifier(n_estimators=4, max_depth=3, scale_pos_weight=3.0).fit(X, y)
+    direct = hw.train({"objective": "binary:logistic", "scale_pos_weight": 3.0, "max_depth": 3},
+                      ds, 4)
+    np.testing.assert_array_equal(clf.predict_proba(X)[:, 1], direct.predict(X))
+
+
+@pytest.mark.parametrize("fraction, xgboost, lightgbm", [(0.25, 2, 3), (0.75, 7, 8),
+                                                         (0.95, 9, 10), (0.04, 1, 1)])
+def test_feature_fraction_counts_features_as_lightgbm(fraction, xgboost, lightgbm):
+    """LightGBM's ``feature_fraction`` was XGBoost's ``colsample_bytree``, which rounds the
+    count down: 0.25 of 10 features kept 2 where LightGBM keeps 3 (it rounds to nearest)."""
+    from hardwood.train.grower import features_drawn
+
+    assert features_drawn(fraction, 10, "down") == xgboost
+    assert features_drawn(fraction, 10, "nearest") == lightgbm
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(400, 10))
+    ds = hw.Dataset(X, X @ rng.normal(size=10))
+    for name, count in [("colsample_bytree", xgboost), ("feature_fraction", lightgbm)]:
+        model = hw.train({name: fraction, "max_depth": 6, "min_child_weight": 0}, ds, 30)
+        used = [set(t.feature[t.feature >= 0].tolist()) for t in model.trees]
+        assert max(len(u) for u in used) == count, name
+
+
+def test_each_class_tree_draws_its_own_features():
+    """With several classes the column sample was drawn once a round, shared by the round's
+    class trees (20 of 20 rounds alike); XGBoost and LightGBM draw one per tree."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(600, 12))
+    y = np.digitize(X[:, :6].sum(axis=1), [-1.0, 1.0]).astype(float)
+    model = hw.train({"objective": "multi:softprob", "num_class": 3, "colsample_bytree": 0.34,
+                      "max_depth": 4, "min_child_weight": 0}, hw.Dataset(X, y), 10)
+    used = [frozenset(t.feature[t.feature >= 0].tolist()) for t in model.trees]
+    rounds = [used[3 * r:3 * r + 3] for r in range(10)]
+    assert sum(len(set(r)) == 1 for r in rounds) < 5
+
+
+def test_after_training_may_return_another_model():
+    """What a callback's ``after_training`` returned was dropped (a callback trimming the
+    model to 3 rounds still gave 10), where XGBoost returns it; ``before_training``
+    returning another model is an error, not a silent no-op."""
+    X, y, _ = _binary_data(n=300)
+    ds = hw.Dataset(X, y)
+
+    class Trim(hw.TrainingCallback):
+        def after_training(self, model):
+            return model[:3]
+
+    class Nothing(hw.TrainingCallback):
+        def after_training(self, model):
+            pass
+
+    model = hw.train({"objective": "binary:logistic"}, ds, 10, callbacks=[Nothing(), Trim()])
+    assert len(model.trees) == 3
+    np.testing.assert_array_equal(model.predict(X),
+                                  hw.train({"objective": "binary:logistic"}, ds, 3).predict(X))
+
+    class Swap(hw.TrainingCallback):
+        def before_training(self, model):
+            return hw.train({}, ds, 1)
+
+    with pytest.raises(ValueError, match="before_training returned another model"):
+        hw.train({"objective": "binary:logistic"}, ds, 2, callbacks=[Swap()])

@@ -233,6 +233,11 @@ class Objective:
     def margin_from_user(self, base_score):
         return np.full(self.n_outputs, float(base_score))
 
+    def gradient_weight(self, y, w):
+        """The weights the gradients take: the sample weights ``w`` (None: unit weights),
+        which the binary objective scales by ``scale_pos_weight`` on positive rows."""
+        return w
+
     def gradients(self, pred, y, w, g, h, parallel=False):
         """g, h of every row (``w``: sample weights, None for unit weights). ``parallel``:
         in a ``prange`` kernel (after the fused grower), else in serial kernels on Python
@@ -326,10 +331,19 @@ class PseudoHuber(Objective):
 
 
 class BinaryLogistic(Objective):
+    """The logistic loss. With ``scale_pos_weight``, its base score follows the library whose
+    name trained it: under XGBoost's (``binary:logistic``) one Newton step from margin 0 over
+    the scaled weights, as XGBoost's; under LightGBM's (``binary``) the weighted label mean,
+    which ignores the scale, as LightGBM's."""
     name = "binary:logistic"
     task = "binary"
     transform_code = SIGMOID
     default_metric = "logloss"
+
+    def __init__(self, params):
+        super().__init__(params)
+        objective = params.get("objective")
+        self.lightgbm = isinstance(objective, str) and objective.lower() == "binary"
 
     def check_labels(self, y):
         if np.any((y < 0) | (y > 1)):
@@ -340,6 +354,10 @@ class BinaryLogistic(Objective):
                              f"class ({y[0]:g})")
 
     def base_score(self, y, w):
+        scaled = self.gradient_weight(y, w)
+        xgboost = not (self.lightgbm or self.params.get("is_unbalance", False))
+        if scaled is not w and xgboost:  # -sum(g) / sum(h) at margin 0
+            return np.array([4.0 * float(np.sum(scaled * (y - 0.5)) / np.sum(scaled))])
         p = float(np.clip(np.average(y, weights=w), 1e-6, 1 - 1e-6))
         return np.array([math.log(p / (1 - p))])
 
@@ -349,8 +367,31 @@ class BinaryLogistic(Objective):
             raise ValueError(f"base_score for {self.name} is a probability in (0, 1), got {p}")
         return np.array([math.log(p / (1 - p))])
 
+    def gradient_weight(self, y, w):
+        """``scale_pos_weight``, as XGBoost's and LightGBM's: each row of label 1 weighs that
+        much more in the gradients and hessians, not in the metrics; LightGBM's
+        ``is_unbalance``: the rows of the smaller class (by count) weigh the count ratio.
+        The scaled weights are kept for the next round."""
+        spw = float(self.params.get("scale_pos_weight", 1.0))
+        unbalance = bool(self.params.get("is_unbalance", False))
+        if spw == 1.0 and not unbalance:
+            return w
+        kept = getattr(self, "_scaled", None)
+        if kept is not None and kept[0] is y and kept[1] is w:
+            return kept[2]
+        positive = y == 1
+        scale = np.array([1.0, spw])  # (negative, positive)
+        n_pos = int(positive.sum())
+        n_neg = y.shape[0] - n_pos
+        if unbalance and n_pos and n_neg:
+            scale[int(n_pos < n_neg)] = max(n_pos, n_neg) / min(n_pos, n_neg)
+        scaled = np.ones(y.shape[0]) if w is None else np.array(w, dtype=np.float64)
+        scaled *= scale[positive.astype(np.intp)]
+        self._scaled = (y, w, scaled)
+        return scaled
+
     def gradients(self, pred, y, w, g, h, parallel=False):
-        _one_output(LOGISTIC, pred, y, w, g, h, parallel)
+        _one_output(LOGISTIC, pred, y, self.gradient_weight(y, w), g, h, parallel)
 
 
 # LightGBM's names of the softmax objective: under them it trains as LightGBM does

@@ -76,7 +76,8 @@ class _GBDTBase(BaseEstimator):
                  colsample_bynode=1.0, max_cat_to_onehot=4, objective=None, eval_metric=None,
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
-                 top_rate=None, other_rate=None, device="cpu", importance_type="total_gain"):
+                 top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
+                 scale_pos_weight=1.0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -104,6 +105,7 @@ class _GBDTBase(BaseEstimator):
         self.other_rate = other_rate
         self.device = device
         self.importance_type = importance_type
+        self.scale_pos_weight = scale_pos_weight
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -148,6 +150,7 @@ class _GBDTBase(BaseEstimator):
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
             "device": self.device,
+            "scale_pos_weight": self.scale_pos_weight,
         }
         if self.eval_metric is not None:
             p["eval_metric"] = self.eval_metric
@@ -479,8 +482,8 @@ class GBDTRanker(_GBDTBase):
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
-                 lambdarank_truncation_level=30, lambdarank_norm=True, label_gain=None,
-                 sigmoid=1.0):
+                 scale_pos_weight=1.0, lambdarank_truncation_level=30, lambdarank_norm=True,
+                 label_gain=None, sigmoid=1.0):
         # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
@@ -493,7 +496,7 @@ class GBDTRanker(_GBDTBase):
             categorical_features=categorical_features, n_jobs=n_jobs,
             random_state=random_state, verbose=verbose, sampling_method=sampling_method,
             top_rate=top_rate, other_rate=other_rate, device=device,
-            importance_type=importance_type)
+            importance_type=importance_type, scale_pos_weight=scale_pos_weight)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.label_gain = label_gain

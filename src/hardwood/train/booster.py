@@ -27,7 +27,7 @@ from ..model.tree import BinnedTree, mask_from_bitset
 from ..objectives import get_objective, metric_label_problem, objective_class
 from ..parallel import threads
 from . import sampling
-from .grower import Grower, GrowParams, Profile
+from .grower import Grower, GrowParams, Profile, features_drawn
 from .params import MAX_CLASSES, resolve_params
 
 
@@ -71,6 +71,12 @@ class Booster:
             p["num_class"] = (init.n_outputs if init is not None
                               else _classes_from_labels(y, p["objective"]))
         obj = get_objective(p["objective"], p)
+        if (p["scale_pos_weight"] != 1.0 or p["is_unbalance"]) and obj.task != "binary":
+            # (XGBoost takes scale_pos_weight for regression too, LightGBM ignores it there)
+            given = "scale_pos_weight" if p["scale_pos_weight"] != 1.0 else "is_unbalance"
+            raise ValueError(f"{given} weighs the classes of a binary objective; "
+                             f"{obj.name!r} has no positive class: give sample weights "
+                             "instead")
         # XGBoost's multi:softmax trains multi:softprob's trees into a model that predicts
         # the class index, as XGBoost's (and an imported multi:softmax model) does
         self.model_objective = "multi:softmax" if p["objective"] == "multi:softmax" else obj.name
@@ -170,7 +176,7 @@ class Booster:
         self._dev = (getattr(self.pages, "bind_margins", None) is not None
                      and obj.name in (there or _device_objectives()) and not obj.refit_leaves)
         if self._dev:
-            self.pages.bind_margins(obj, y, train_set.weight, self.pred)
+            self.pages.bind_margins(obj, y, obj.gradient_weight(y, train_set.weight), self.pred)
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
         self.best_iteration = self.best_score = None
 
@@ -227,12 +233,6 @@ class Booster:
                     w = np.array(w, dtype=np.float64)
                     w[rows] *= weight
             d = ts.n_features
-            if p["colsample_bytree"] < 1.0:
-                k = max(1, int(p["colsample_bytree"] * d))
-                tree_mask = np.zeros(d, dtype=np.bool_)
-                tree_mask[rng.choice(d, k, replace=False)] = True
-            else:
-                tree_mask = np.ones(d, dtype=np.bool_)
             self.profile.add("other", t0)
             grower = self.grower
             if compact:
@@ -245,6 +245,14 @@ class Booster:
             # the K trees all start from these rows: their roots' histograms in one pass
             roots = None if self._dev else grower.class_roots(rows, g, h)
             for k in range(K):
+                # each tree of the round draws its own features, as in XGBoost and LightGBM
+                # (the K trees of a round shared one draw)
+                tree_mask = np.ones(d, dtype=np.bool_)
+                if p["colsample_bytree"] < 1.0:
+                    tree_mask[:] = False
+                    tree_mask[rng.choice(d, features_drawn(p["colsample_bytree"], d,
+                                                           p["colsample_rounding"]),
+                                         replace=False)] = True
                 tree_rows = rows if k == K - 1 else rows.copy()
                 gk, hk, pred_k = ((DeviceRow(self.pages.g, k), DeviceRow(self.pages.h, k),
                                    DeviceRow(self.pages.pred, k)) if self._dev

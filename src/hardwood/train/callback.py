@@ -1,6 +1,7 @@
 """Training callbacks, XGBoost style: subclass ``TrainingCallback`` and return True from
-``before_iteration``/``after_iteration`` to stop training. A plain callable
-``f(model, iteration, evals_result)`` is run after each iteration (True stops)."""
+``before_iteration``/``after_iteration`` to stop training; ``after_training`` may return the
+model ``train`` returns. A plain callable ``f(model, iteration, evals_result)`` is run after
+each iteration (True stops)."""
 from __future__ import annotations
 
 import math
@@ -50,12 +51,30 @@ class CallbackContainer:
                 raise TypeError(f"callback {cb!r} is neither a TrainingCallback nor callable")
 
     def before_training(self, model):
+        """A callback returns the model it was given (or None): hardwood grows its trees
+        from the data and ``init_model``, not from a model a callback hands back."""
         for cb in self.callbacks:
-            cb.before_training(model)
+            out = cb.before_training(model)
+            if out is not None and out is not model:
+                raise ValueError(f"{type(cb).__name__}.before_training returned another model, "
+                                 "which hardwood cannot train on from there: return the model "
+                                 "it was given (or None), and pass a model to continue as "
+                                 "init_model")
 
     def after_training(self, model):
+        """The model each callback returns, in turn, as XGBoost's: a callback may trim or
+        replace the model ``train`` returns (the returns were dropped). None keeps it."""
+        from ..model.model import Model
+
         for cb in self.callbacks:
-            cb.after_training(model)
+            out = cb.after_training(model)
+            if out is None:
+                continue
+            if not isinstance(out, Model):
+                raise TypeError(f"{type(cb).__name__}.after_training returned "
+                                f"{type(out).__name__}, not a hardwood Model (or None)")
+            model = out
+        return model
 
     def before_iteration(self, model, epoch, log):
         return any([bool(cb.before_iteration(model, epoch, log)) for cb in self.callbacks])

@@ -105,7 +105,7 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
             bst.best_iteration, bst.best_score = stop.best_iteration, stop.best_score
     model = bst.model(evals_result)
     if watched:
-        cbs.after_training(model)
+        model = cbs.after_training(model)
     model.training_profile = bst.training_profile(time.perf_counter() - t_start)
     if bst.params["verbose"]:
         print(format_profile(model.training_profile))

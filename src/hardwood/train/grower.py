@@ -79,6 +79,17 @@ UNBOUNDED_FIRST_LEAVES = 256
 UNBOUNDED_POOL_BYTES = 2 << 30
 
 
+def features_drawn(fraction, available, rounding="down"):
+    """How many of ``available`` features a column sample of ``fraction`` keeps: at least
+    one, rounded down as XGBoost does, or to the nearest count (``rounding="nearest"``) as
+    LightGBM does under its ``feature_fraction`` names (0.25 of 10 features: 2 in XGBoost,
+    3 in LightGBM)."""
+    if fraction >= 1.0:
+        return available
+    count = fraction * available
+    return max(1, int(count + 0.5) if rounding == "nearest" else int(count))
+
+
 @dataclass
 class GrowParams:
     learning_rate: float = 0.3
@@ -90,6 +101,7 @@ class GrowParams:
     max_leaves: int = 0  # 0: no limit
     grow_policy: str = "depthwise"
     colsample_bynode: float = 1.0
+    colsample_rounding: str = "down"
     max_cat_to_onehot: int = 4
     max_cat_threshold: int = 64
 
@@ -211,7 +223,7 @@ class Grower:
         shape = self._fast_shape()
         avail = int(tree_mask.sum())
         p = self.p
-        k = avail if p.colsample_bynode >= 1.0 else max(1, int(p.colsample_bynode * avail))
+        k = features_drawn(p.colsample_bynode, avail, p.colsample_rounding)
         keys = NodeKeys(self.rng, self.d, k, tree_mask)
         self.trees_left = max(0, self.trees_left - 1)
         fusable = self._fusable()

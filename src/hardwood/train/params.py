@@ -26,6 +26,9 @@ DEFAULTS = {
     "other_rate": None,  # goss: the share drawn from the others
     "colsample_bytree": 1.0,
     "colsample_bynode": 1.0,
+    # internal: how a column sample's fraction becomes a count: "down" (XGBoost), or
+    # "nearest" under LightGBM's feature_fraction names (train/grower.features_drawn)
+    "colsample_rounding": "down",
     "max_cat_to_onehot": 4,
     "max_cat_threshold": 64,
     "base_score": None,  # estimated from the labels
@@ -34,6 +37,8 @@ DEFAULTS = {
     "eval_metric": None,
     "num_class": None,
     "huber_slope": 1.0,
+    "scale_pos_weight": 1.0,  # binary: the positive rows' gradients scaled (not the base score)
+    "is_unbalance": False,  # binary, LightGBM's: the smaller class's gradients scaled up
     "sigmoid": 1.0,  # rank:ndcg / rank:pairwise (hardwood.ranking): the RankNet slope
     "lambdarank_truncation_level": 30,  # rank:ndcg: pairs with a row ranked above this
     "lambdarank_norm": True,  # rank:ndcg: LightGBM's normalisation of each query's lambdas
@@ -55,6 +60,7 @@ ALIASES = {
     "bagging_fraction": "subsample", "data_sample_strategy": "sampling_method",
     "feature_fraction": "colsample_bytree", "feature_fraction_bynode": "colsample_bynode",
     "seed": "random_state", "random_seed": "random_state",
+    "unbalance": "is_unbalance", "unbalanced_sets": "is_unbalance",
     "nthread": "n_jobs", "num_threads": "n_jobs", "n_threads": "n_jobs",
     "metric": "eval_metric", "num_classes": "num_class",
     "verbosity": "verbose", "max_bins": "max_bin",
@@ -227,7 +233,6 @@ FOREIGN_HINTS = {
     "quantile_alpha": "hardwood does not train quantile regression (reg:quantileerror)",
     "tweedie_variance_power": "hardwood does not train reg:tweedie",
     "max_delta_step": "hardwood has no cap on a leaf's step (XGBoost's max_delta_step)",
-    "scale_pos_weight": "weight the positive rows instead (sample_weight / Dataset(weight=))",
     "pos_bagging_fraction": "hardwood has no per-class bagging (LightGBM's "
                             "pos_bagging_fraction)",
 }
@@ -261,6 +266,8 @@ def resolve_params(params) -> dict:
             raise ValueError(f"parameters {seen[key]!r} and {k!r} are the same setting; give one")
         seen[key] = k
         p[key] = v
+        if k in ("feature_fraction", "feature_fraction_bynode"):
+            p["colsample_rounding"] = "nearest"
     _num(p, "learning_rate", 0, lo_open=True)
     _num(p, "reg_lambda", 0)
     _num(p, "reg_alpha", 0)
@@ -270,9 +277,18 @@ def resolve_params(params) -> dict:
     _check_sampling(p)
     _num(p, "colsample_bytree", 0, 1, lo_open=True)
     _num(p, "colsample_bynode", 0, 1, lo_open=True)
+    if p["colsample_rounding"] not in ("down", "nearest"):
+        raise ValueError("colsample_rounding must be 'down' or 'nearest', got "
+                         f"{p['colsample_rounding']!r}")
     _num(p, "max_cat_to_onehot", 1, integer=True)
     _num(p, "max_cat_threshold", 1, integer=True)
     _num(p, "huber_slope", 0, lo_open=True)
+    _num(p, "scale_pos_weight", 0, lo_open=True)
+    if not isinstance(p["is_unbalance"], bool):
+        raise TypeError(f"parameter 'is_unbalance' must be True or False, got "
+                        f"{p['is_unbalance']!r}")
+    if p["is_unbalance"] and p["scale_pos_weight"] != 1.0:
+        raise ValueError("give is_unbalance or scale_pos_weight, not both (as LightGBM)")
     _num(p, "sigmoid", 0, lo_open=True)
     _num(p, "lambdarank_truncation_level", 1, integer=True)
     if not isinstance(p["lambdarank_norm"], bool):

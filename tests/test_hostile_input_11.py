@@ -285,3 +285,12 @@ def test_after_training_may_return_another_model():
 
     with pytest.raises(ValueError, match="before_training returned another model"):
         hw.train({"objective": "binary:logistic"}, ds, 2, callbacks=[Swap()])
+
+
+def test_gpu_hist_is_not_cpu_training_in_silence():
+    """``tree_method='gpu_hist'`` trained on the CPU without a word: a user porting XGBoost
+    GPU code believed it ran on a GPU. XGBoost 3 refuses it; so does hardwood, naming
+    ``device='cuda'``."""
+    X = np.random.default_rng(6).normal(size=(100, 3))
+    with pytest.raises(ValueError, match="device='cuda'"):
+        hw.train({"tree_method": "gpu_hist"}, hw.Dataset(X, X[:, 0]), 1)

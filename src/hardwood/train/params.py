@@ -74,7 +74,7 @@ ALIASES = {
 # tree_method values of XGBoost: hardwood trains on histograms whichever is named (as
 # XGBoost's "auto" and "hist"); "exact" and "approx" warn that the trees are not theirs, and
 # another value is an error, as XGBoost's ("bogus" was taken without a word)
-TREE_METHODS = ("auto", "hist", "approx", "exact", "gpu_hist")
+TREE_METHODS = ("auto", "hist", "approx", "exact")
 
 
 def _check_ignored(k, v):
@@ -87,6 +87,10 @@ def _check_ignored(k, v):
                              "trees ('gbtree', 'gbdt'); its random forests are "
                              "hardwood.RandomForestClassifier/Regressor")
     if k == "tree_method":
+        if v == "gpu_hist":  # (it trained on the CPU without a word; XGBoost 3 refuses it)
+            raise ValueError("tree_method='gpu_hist' is XGBoost's old spelling of GPU "
+                             "training, which XGBoost 3 refuses too: give device='cuda' "
+                             "(tree_method='hist' or none)")
         if not isinstance(v, str) or v not in TREE_METHODS:
             raise ValueError(f"tree_method must be one of {list(TREE_METHODS)}, got {v!r}")
         if v in ("exact", "approx"):

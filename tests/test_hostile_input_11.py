@@ -294,3 +294,63 @@ def test_gpu_hist_is_not_cpu_training_in_silence():
     X = np.random.default_rng(6).normal(size=(100, 3))
     with pytest.raises(ValueError, match="device='cuda'"):
         hw.train({"tree_method": "gpu_hist"}, hw.Dataset(X, X[:, 0]), 1)
+
+
+def test_imported_scikit_learn_trees_carry_their_gains():
+    """Imported scikit-learn trees had every split's gain 0: their gain importances were all
+    zero without a warning, and ``plot_importance`` and the report failed ("the model's
+    trees have no splits"). A split's gain is now its weighted impurity decrease, so the
+    importances are scikit-learn's ``feature_importances_``."""
+    pytest.importorskip("sklearn")
+    from sklearn.ensemble import GradientBoostingClassifier, RandomForestRegressor
+    from sklearn.tree import DecisionTreeRegressor
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(400, 4))
+    y = 2 * X[:, 0] + X[:, 1] + 0.1 * rng.normal(size=400)
+    for est, tol in [(DecisionTreeRegressor(max_depth=4).fit(X, y), 1e-12),
+                     (GradientBoostingClassifier(n_estimators=5).fit(X, y > 0), 1e-12),
+                     (RandomForestRegressor(5, max_depth=4, random_state=0).fit(X, y), 0.02)]:
+        gains = np.asarray(hw.import_model(est).feature_importances("total_gain"), float)
+        np.testing.assert_allclose(gains / gains.sum(), est.feature_importances_, atol=tol)
+
+
+def test_plot_tree_of_a_forest_draws_the_trees_own_leaves():
+    """``plot_tree`` of a random forest drew each leaf divided by the tree count (-0.134 for
+    a leaf of -1.34 in a forest of 10), as the forest stores it; scikit-learn and LightGBM
+    draw the tree's own value."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import hardwood.plot as hwplot
+
+    rng = np.random.default_rng(8)
+    X = np.round(rng.normal(size=(600, 4)), 1)
+    forest = hw.RandomForestRegressor(n_estimators=10, max_depth=2, random_state=0).fit(
+        X, X[:, 0] + X[:, 1] * X[:, 2])
+    ax = hwplot.plot_tree(forest, 0, precision=4)
+    drawn = sorted(float(t.get_text().split()[1]) for t in ax.texts
+                   if t.get_text().startswith("leaf"))
+    tree = forest.estimators_[0]
+    own = np.sort(np.asarray(tree.value)[tree.feature < 0].ravel())
+    np.testing.assert_allclose(drawn, own, rtol=1e-3)  # (4 significant digits drawn)
+    assert hw.train({}, hw.Dataset(X, X[:, 0]), 1).leaf_value_scale() == 1.0
+
+
+def test_report_on_many_sparse_rows_and_on_no_rows():
+    """``build_report`` (and ``hardwood report --data file.svm``) failed with an IndexError
+    on a sparse matrix of more rows than the SHAP sample; on 0 rows it said "X has no rows
+    to explain", or raised a ZeroDivisionError from the metrics with labels."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    sp = pytest.importorskip("scipy.sparse")
+    from hardwood.report import build_report
+
+    rng = np.random.default_rng(9)
+    X = np.round(rng.normal(size=(300, 4)), 1)
+    X[np.abs(X) < 0.5] = 0
+    y = X[:, 0] + X[:, 1]
+    model = hw.train({"max_depth": 3}, hw.Dataset(X, y), 3)
+    assert "SHAP values of 100 rows" in build_report(model, sp.csr_matrix(X), y, shap_rows=100)
+    for args in [(X[:0],), (X[:0], y[:0])]:
+        with pytest.raises(ValueError, match="X has no rows"):
+            build_report(model, *args)

@@ -187,8 +187,8 @@ def _category_set(tree, i, info, max_items):
 
 
 def _node_label(model, tree, i, precision, show_info, max_categories):
-    if tree.feature[i] < 0:
-        lines = [f"leaf {_num(tree.value[i], precision)}"]
+    if tree.feature[i] < 0:  # (a forest's leaf was drawn as its share of the forest's mean)
+        lines = [f"leaf {_num(tree.value[i] * model.leaf_value_scale(), precision)}"]
     else:
         name = model.feature_names[int(tree.feature[i])]
         if tree.is_categorical[i]:

@@ -334,7 +334,9 @@ def _data_section(model, X, y, data_name, shap_rows, ptr=None):
                                "applies to these labels (or hardwood defines none for it)."))
     if n > shap_rows:
         pick = np.sort(np.random.default_rng(0).choice(n, shap_rows, replace=False))
-        Xs = X.iloc[pick] if hasattr(X, "iloc") else np.asarray(X)[pick]
+        # (a sparse matrix by its own row indexing: np.asarray made it a 0-d object array)
+        Xs = (X.iloc[pick] if hasattr(X, "iloc") else X.tocsr()[pick] if hasattr(X, "tocsr")
+              else np.asarray(X)[pick])
         parts.append(f"<p class=sub>SHAP values of {shap_rows:,} rows drawn at random.</p>")
     else:
         Xs = X
@@ -392,6 +394,10 @@ def build_report(model, X=None, y=None, *, group=None, qid=None, model_name=None
     from .data.convert import as_pandas_if_named_table
 
     X = as_pandas_if_named_table(X)  # an Arrow table's rows are sampled by name, not position
+    if X is not None and X.shape[0] == 0:  # (it was "X has no rows to explain", or a
+        # ZeroDivisionError from the metrics)
+        raise ValueError("X has no rows: give data to score and explain, or leave X out for "
+                         "a report of the model alone")
     if X is not None and y is not None and X.shape[0] != len(np.asarray(y).reshape(-1)):
         raise ValueError(f"X has {X.shape[0]} rows but y has {len(np.asarray(y).reshape(-1))}")
     ptr = None

@@ -9,7 +9,10 @@
   estimator) keep the estimator's category lists, so pandas input is coded the same way.
 
 Cover (TreeSHAP's weight): the trees' ``weighted_n_node_samples``; ``HistGradientBoosting*``
-nodes keep only a sample count, which becomes the cover.
+nodes keep only a sample count, which becomes the cover. A split's gain: its weighted impurity
+decrease (scikit-learn's importance measure), or the ``HistGradientBoosting*`` node's gain.
+``total_gain`` sums them over the trees, where scikit-learn's ``feature_importances_``
+normalises each tree's first.
 """
 from __future__ import annotations
 
@@ -39,6 +42,8 @@ def _tree_arrays(tree, n_features, what):
     if left.shape != (n,) or right.shape != (n,) or feat.shape != (n,):
         fail(LIB, f"{what}: the tree arrays differ in length")
     internal = left >= 0
+    if np.any(internal & ((left >= n) | (right < 0) | (right >= n))):
+        fail(LIB, f"{what}: a split names a child outside [0, {n})")
     if np.any(internal & ((feat < 0) | (feat >= n_features))):
         fail(LIB, f"{what}: a split names a feature outside [0, {n_features})")
     mgl = getattr(t, "missing_go_to_left", None)
@@ -56,6 +61,12 @@ def _convert_float32_tree(tree, leaf_values, n_features, what):
     thr = t.threshold
     cover = t.weighted_n_node_samples
     count = t.n_node_samples
+    # a split's gain: its weighted impurity decrease, scikit-learn's importance measure (the
+    # gains were 0: gain importances all zero, and no report could be drawn)
+    weighted = cover * t.impurity
+    gain = np.zeros(n)
+    gain[internal] = (weighted[internal] - weighted[left[internal]]
+                      - weighted[right[internal]])
     for i in range(n):
         if not internal[i]:
             v = float(leaf_values[i])
@@ -66,7 +77,8 @@ def _convert_float32_tree(tree, leaf_values, n_features, what):
             if np.isnan(thr[i]):
                 fail(LIB, f"{what}: node {i} has a NaN threshold")
             b.set_split(i, int(feat[i]), float32_boundary(float32_floor(thr[i])), bool(mgl[i]),
-                        int(left[i]), int(right[i]), cover=float(cover[i]), count=int(count[i]))
+                        int(left[i]), int(right[i]), gain=float(gain[i]), cover=float(cover[i]),
+                        count=int(count[i]))
     return b.finish(0, np.zeros(n_features, dtype=np.int64))
 
 

@@ -273,6 +273,16 @@ class Model:
         return (p.get("booster") == "forest" or bool(p.get("sklearn_average_output"))
                 or bool(p.get("lightgbm_average_output")))
 
+    def leaf_value_scale(self) -> float:
+        """The factor from a stored leaf value to its tree's own: the tree count of a random
+        forest (its leaves hold shares of the mean, see ``_leaves_are_shares_of_a_mean``),
+        else 1."""
+        if not self._leaves_are_shares_of_a_mean():
+            return 1.0
+        p = self.params
+        return float(p.get("sklearn_average_output") or p.get("lightgbm_average_output")
+                     or self.num_boosted_rounds)
+
     def prepare(self, X):
         """User matrix -> float matrix coded like the training data (checked)."""
         mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True, allow_no_rows=True)

@@ -17,7 +17,8 @@ worker that dies is a worker Dask replaces, and its lost state is recomputed fro
 (the same floats: every task is a pure function).
 
 **Bins.** A partition's sketch is exact while it holds at most ``sketch_size + 1`` distinct
-values per column (and so is the merge); then the edges are those of
+values per column, and the merge of exact sketches is exact, however many values they hold
+together; then the edges are those of
 ``hardwood.Dataset(concatenated X)``, and the trees equal single-machine training on the
 concatenated data, up to the rounding of the histogram sums (a tree of partial sums instead
 of one pass over the rows; the tests find them equal). Past 200,000 rows a Dataset bins a

@@ -334,6 +334,35 @@ def test_gbdt_estimators(client, data):
 
 
 @pytest.mark.timeout(120)
+def test_estimators_pickle_without_their_client_and_take_a_random_state(client, data):
+    """A fitted Dask estimator whose ``client`` was set could not be pickled (the live
+    connection went with it; XGBoost's drop it); the Dask forests failed on a
+    ``np.random.RandomState`` (in both modes), which the in-memory forest takes; and the
+    estimators' early stopping without ``eval_set`` named ``valid_sets``."""
+    import pickle
+
+    X, y, *_ = data
+    X = np.nan_to_num(X)
+    chunks = (300, 300)
+    reg = hd.DaskGBDTRegressor(n_estimators=2, max_depth=2)
+    reg.client = client
+    reg.fit(_dask(X, chunks), _dask(y, chunks))
+    back = pickle.loads(pickle.dumps(reg))
+    assert back.client is None and reg.client is client
+    np.testing.assert_array_equal(back.model_.predict(X), reg.model_.predict(X))
+    for mode in ["tree", "histogram"]:
+        forest = hd.DaskRandomForestRegressor(n_estimators=2, max_depth=3,
+                                              random_state=np.random.RandomState(3))
+        forest.client, forest.mode = client, mode
+        forest.fit(_dask(X, chunks), _dask(y, chunks))
+        assert forest.predict(_dask(X, chunks)).compute().shape == (600,)
+        pickle.loads(pickle.dumps(forest))
+    with pytest.raises(ValueError, match="pass eval_set to fit"):
+        hd.DaskGBDTRegressor(n_estimators=2, early_stopping_rounds=1).fit(
+            _dask(X, chunks), _dask(y, chunks))
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("kind", ["classifier", "regressor"])
 def test_forests_tree_parallel(client, data, kind):
     """Each worker grows its share of the trees over the whole data: the forest equals the

@@ -52,6 +52,7 @@ import threading
 import uuid
 
 import numpy as np
+from sklearn.utils import check_random_state
 
 from .backends.dask import (DaskPages, bin_part, part_length, sketch_part,
                             vector_part)
@@ -476,7 +477,18 @@ def _set_features(est, X):
         del est.feature_names_in_
 
 
-class DaskGBDTRegressor(GBDTRegressor):
+class _ClientNotPickled:
+    """A fitted Dask estimator pickles without its ``client`` (a live connection: pickling
+    failed on it), as XGBoost's Dask estimators do; the unpickled one uses Dask's default
+    client until ``client`` is set again."""
+
+    def __getstate__(self):
+        state = dict(super().__getstate__())  # (a copy: it may be the instance's __dict__)
+        state.pop("client", None)
+        return state
+
+
+class DaskGBDTRegressor(_ClientNotPickled, GBDTRegressor):
     """:class:`hardwood.GBDTRegressor` trained with :func:`train` on Dask collections;
     ``predict`` returns a lazy Dask collection. The client: the attribute ``client``
     (set it after construction), else Dask's default client."""
@@ -488,6 +500,9 @@ class DaskGBDTRegressor(GBDTRegressor):
         return self._dask_fit(X, y, sample_weight, eval_set, verbose, objective, {})
 
     def _dask_fit(self, X, y, sample_weight, eval_set, verbose, objective, extra):
+        if self.early_stopping_rounds is not None and not eval_set:  # (as GBDTRegressor's;
+            # train's own message named its valid_sets, which fit does not take)
+            raise ValueError("early_stopping_rounds needs a validation set: pass eval_set to fit")
         params = self._train_params(objective)
         params.update(extra)
         valid = [] if eval_set is None else list(eval_set)
@@ -507,7 +522,7 @@ class DaskGBDTRegressor(GBDTRegressor):
         """Predicted values, lazily."""
         return predict(self.client, self.model_, X)
 
-class DaskGBDTClassifier(GBDTClassifier):
+class DaskGBDTClassifier(_ClientNotPickled, GBDTClassifier):
     """:class:`hardwood.GBDTClassifier` trained with :func:`train` on Dask collections;
     ``predict`` and ``predict_proba`` return lazy Dask arrays. The labels' classes are
     computed first (one pass over y)."""
@@ -600,8 +615,9 @@ def _forest_fit(self, X, y, sample_weight=None):
     params.pop("client", None)
     params.pop("mode", None)
     rs = params["random_state"]
-    if not isinstance(rs, (int, np.integer)):  # one seed for every worker's share
-        params["random_state"] = int(np.random.RandomState(rs).randint(2**31 - 1))
+    if not isinstance(rs, (int, np.integer)):  # one seed for every worker's share (a
+        # RandomState is drawn from, as scikit-learn's: np.random.RandomState(it) failed)
+        params["random_state"] = int(check_random_state(rs).randint(2**31 - 1))
     params["n_jobs"] = 1 if params["n_jobs"] is None else params["n_jobs"]
     Xall = client.submit(_concat, *xf, key=f"hardwood-forest-X-{tag}")
     yall = client.submit(_concat, *yf, key=f"hardwood-forest-y-{tag}")
@@ -657,7 +673,7 @@ def _forest_fit_histogram(self, client, X, aligned, tag):
         plan = self.sampling_plan(n, w_host, row_cw, subsample, y_enc, n_out, is_reg)
         rs = self.random_state
         self._seed = (int(rs) if isinstance(rs, (int, np.integer)) else
-                      int(np.random.RandomState(rs).randint(np.iinfo(np.int32).max)))
+                      int(check_random_state(rs).randint(np.iinfo(np.int32).max)))
         tp = self._tree_params(n, mtry)
         bm = ds.bin_mapper
         meta = GrowData(np.zeros((d, 0), np.uint8), np.zeros((0, d), np.uint8),
@@ -692,7 +708,7 @@ def _forest_fit_histogram(self, client, X, aligned, tag):
         data.release()
 
 
-class DaskRandomForestClassifier(RandomForestClassifier):
+class DaskRandomForestClassifier(_ClientNotPickled, RandomForestClassifier):
     """:class:`hardwood.RandomForestClassifier` on Dask collections; the forest equals the
     single-machine forest on the concatenated data with the same ``random_state``, tree for
     tree (with the same bins: see the module docstring). Set ``client`` (or use the default
@@ -723,7 +739,7 @@ class DaskRandomForestClassifier(RandomForestClassifier):
         return self.predict_proba(X).map_blocks(
             lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
 
-class DaskRandomForestRegressor(RandomForestRegressor):
+class DaskRandomForestRegressor(_ClientNotPickled, RandomForestRegressor):
     """:class:`hardwood.RandomForestRegressor` on Dask collections (see
     :class:`DaskRandomForestClassifier`)."""
 

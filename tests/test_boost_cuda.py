@@ -23,6 +23,12 @@ from hardwood.backends.cuda import field_groups, fixed_point_scale, pack_ellpack
 from hardwood.train import grower as G
 
 G.FUSED = False  # the CPU's learner path: the same host code for ② on both devices
+# a grid's y and z sizes are at most 65535 on a GPU (the simulator does not check): with a
+# limit of 2, every launch indexed by node or output runs in slices, as a level of more than
+# 65535 nodes does on a GPU
+from hardwood.backends import cuda as C
+C.MAX_GRID_YZ = 2
+assert C._grid_slices(5) == [(0, 2), (2, 4), (4, 5)]
 
 
 def same_trees(a, b, what):

@@ -17,10 +17,15 @@ histograms (a few KB per level), in the same code as the CPU path. On the device
 * **deterministic sums**: each tree's gradients and hessians are quantised to 64-bit fixed
   point (a power-of-two scale chosen so that no sum of the rows can overflow), so the
   atomics add integers, exactly and in any order: the same data and seed give the same
-  model bit for bit, run after run. The host turns the sums back into float64;
+  model bit for bit, run after run. The host turns the sums back into float64. One scale
+  serves every row of a tree, so its resolution is about ``max|g| * n / 2**62``: where one
+  row's gradient is 1e12 times the others' on a million rows, theirs keep a few bits
+  (probe 24: one label of 1e15 among 240 rows moved the other leaves by 0.9%; XGBoost's GPU
+  histograms quantise with one rounding factor a tree too). The CPU sums in float64;
 * **③ partition**: a stable split of every node's rows of a level by the node's left table
   (numeric threshold, categorical set and missing direction alike) in three launches for the
-  whole level (``blockIdx.y`` = node): flags and per-block counts, then, from offsets the
+  whole level (``blockIdx.y`` = node, in slices of at most 65535, a grid's y and z limit):
+  flags and per-block counts, then, from offsets the
   host computes over one copy of the counts, a block-scan scatter (``forest_cuda``'s
   ``block_scan``) and a copy back. (One launch set per node made ③ 78% of a fit on an H100:
   a host round trip per node.)
@@ -54,6 +59,9 @@ from .quiet_launches import launches_quietly
 SHARED_BYTES = 40 * 1024  # a block's shared histogram (of 48 KB): 2,560 bins of (g, h)
 SHARED_BINS = SHARED_BYTES // 16
 MAX_ROW_BLOCKS = 1024  # blocks over a node's rows, per field group
+# a grid's y and z sizes are at most 65535: the kernels indexed by node (or output) along them
+# launch once per slice of that many (a level of more nodes failed to launch)
+MAX_GRID_YZ = 65535
 # the elementwise kernels loop with the grid's stride over their rows: at most this many
 # blocks (the simulator runs a Python thread per CUDA thread, 71,000 of them in its parity
 # test; two blocks still let several blocks meet in every kernel)
@@ -305,6 +313,12 @@ def _strided(m):
     return _blocks(m, cap=STRIDE_BLOCKS)
 
 
+def _grid_slices(n):
+    """``(start, stop)`` slices of ``n`` nodes (or outputs), each within a grid's y or z
+    size limit."""
+    return [(a, min(n, a + MAX_GRID_YZ)) for a in range(0, n, MAX_GRID_YZ)]
+
+
 class CudaPages:
     """The learner's pages (``backends/pages.py``) with every row on the device."""
 
@@ -379,9 +393,10 @@ class CudaPages:
     def scale_sample(self, rows, weight):
         """The sampled rows' g and h times their unbiasing weights, on the device."""
         m = int(rows.shape[0])
-        scale_rows[(_strided(m), self.g.shape[0]), TPB](
-            self.g, self.h, self._up(np.asarray(rows, dtype=np.int32)),
-            self._up(np.asarray(weight, dtype=np.float32)))
+        d_rows = self._up(np.asarray(rows, dtype=np.int32))
+        d_weight = self._up(np.asarray(weight, dtype=np.float32))
+        for a, b in _grid_slices(self.g.shape[0]):
+            scale_rows[(_strided(m), b - a), TPB](self.g[a:b], self.h[a:b], d_rows, d_weight)
 
     # -- transfers, counted --------------------------------------------------------------------
     def _up(self, a):
@@ -459,10 +474,11 @@ class CudaPages:
             # the row blocks of each node: enough for the longest, fewer when many nodes
             cap = max(1, min(MAX_ROW_BLOCKS // len(nodes), STRIDE_BLOCKS))
             for d_groups, n_groups, on_chip, shared_bytes in self.launches:
-                grid = (_blocks(longest, cap=cap), n_groups, len(nodes))
-                hist_group[grid, TPB, 0, shared_bytes](
-                    self.words, self.rows, d_begins, d_ends, self.gq, self.hq, d_groups,
-                    self.offsets, self.bits, self.per_word, on_chip, hists)
+                for a, b in _grid_slices(len(nodes)):
+                    grid = (_blocks(longest, cap=cap), n_groups, b - a)
+                    hist_group[grid, TPB, 0, shared_bytes](
+                        self.words, self.rows, d_begins[a:b], d_ends[a:b], self.gq, self.hq,
+                        d_groups, self.offsets, self.bits, self.per_word, on_chip, hists[a:b])
         q = self._down(hists)  # one copy for all the nodes
         return q * np.array([1.0 / sg, 1.0 / sh])
 
@@ -480,11 +496,12 @@ class CudaPages:
             nb = _blocks(longest)
             counts = cuda.device_array((k, nb), dtype=np.int64)
             fill_zero[_strided(k * nb), TPB](counts.reshape(k * nb))  # zeroed there: no copy
-            grid = (nb, k)
-            flag_left[grid, TPB](self.words, self.rows, d_begins, d_ends,
-                                 self._up(np.asarray(features, dtype=np.int64)),
-                                 self._up(np.ascontiguousarray(tables, dtype=np.uint8)),
-                                 self.bits, self.per_word, self.flags, counts)
+            d_features = self._up(np.asarray(features, dtype=np.int64))
+            d_tables = self._up(np.ascontiguousarray(tables, dtype=np.uint8))
+            for a, b in _grid_slices(k):
+                flag_left[(nb, b - a), TPB](self.words, self.rows, d_begins[a:b], d_ends[a:b],
+                                            d_features[a:b], d_tables[a:b], self.bits,
+                                            self.per_word, self.flags, counts[a:b])
             c = self._down(counts)
             # rows in block j of each node: TPB, the remainder, then none
             in_block = np.clip(sizes[:, None] - TPB * np.arange(nb)[None, :], 0, TPB)
@@ -492,9 +509,13 @@ class CudaPages:
             lpos = be[:, :1] + np.cumsum(c, axis=1) - c
             rpos = (be[:, :1] + n_left[:, None] + np.cumsum(in_block - c, axis=1)
                     - (in_block - c))
-            scatter_nodes[grid, TPB](self.rows, d_begins, d_ends, self.flags,
-                                     self._up(lpos), self._up(rpos), self.tmp)
-            copy_nodes[(_strided(longest), k), TPB](self.tmp, self.rows, d_begins, d_ends)
+            d_lpos, d_rpos = self._up(lpos), self._up(rpos)
+            for a, b in _grid_slices(k):
+                scatter_nodes[(nb, b - a), TPB](self.rows, d_begins[a:b], d_ends[a:b],
+                                                self.flags, d_lpos[a:b], d_rpos[a:b], self.tmp)
+            for a, b in _grid_slices(k):
+                copy_nodes[(_strided(longest), b - a), TPB](self.tmp, self.rows, d_begins[a:b],
+                                                            d_ends[a:b])
         for i, node in enumerate(nodes):
             b, e = self.seg.pop(node)
             mid = b + int(n_left[i])
@@ -511,9 +532,11 @@ class CudaPages:
         m = int((ends - begins).max()) if len(leaves) else 0
         fill_zero[_strided(self.n_rows), TPB](self.delta)
         if m:
-            leaf_delta[(_blocks(m, cap=min(MAX_ROW_BLOCKS, STRIDE_BLOCKS)), len(leaves)), TPB](
-                self.rows, self._up(begins), self._up(ends),
-                self._up(np.asarray(values, dtype=np.float64)), self.delta)
+            d_begins, d_ends = self._up(begins), self._up(ends)
+            d_values = self._up(np.asarray(values, dtype=np.float64))
+            for a, b in _grid_slices(len(leaves)):
+                leaf_delta[(_blocks(m, cap=min(MAX_ROW_BLOCKS, STRIDE_BLOCKS)), b - a), TPB](
+                    self.rows, d_begins[a:b], d_ends[a:b], d_values[a:b], self.delta)
         self._add(pred)
 
     def _add(self, pred):

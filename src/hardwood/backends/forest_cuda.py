@@ -387,9 +387,12 @@ class CudaEngine(CPUEngine):
         gx = max(1, min(MAX_GRID, -(-n // (TPB * 16))))
         shared = nbins * (C + 1) * 8
         use_shared = shared <= MAX_SHARED_BYTES
-        hist[(gx, nf), TPB, 0, shared if use_shared else 0](
-            self.dev.bins_col, self.rows, b0, b1, cuda.to_device(feats.astype(np.int64)),
-            self.w, self.dev.yk, self.dev.yv, d.is_reg, C, nbins, stat, cnt, use_shared)
+        d_feats = cuda.to_device(feats.astype(np.int64))
+        for a in range(0, nf, MAX_GRID):  # (a grid's y size is at most 65535: features)
+            b = min(nf, a + MAX_GRID)
+            hist[(gx, b - a), TPB, 0, shared if use_shared else 0](
+                self.dev.bins_col, self.rows, b0, b1, d_feats[a:b], self.w, self.dev.yk,
+                self.dev.yv, d.is_reg, C, nbins, stat[a:b], cnt[a:b], use_shared)
         return stat.copy_to_host(), cnt.copy_to_host()
 
     @launches_quietly

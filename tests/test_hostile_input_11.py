@@ -354,3 +354,29 @@ def test_report_on_many_sparse_rows_and_on_no_rows():
     for args in [(X[:0],), (X[:0], y[:0])]:
         with pytest.raises(ValueError, match="X has no rows"):
             build_report(model, *args)
+
+
+def test_imported_xgboost_lossguide_keeps_its_leaf_ids_and_vector_leaves_are_named():
+    """An imported XGBoost lossguide tree was renumbered breadth first, so ``output='leaf'``
+    gave other ids than XGBoost's ``pred_leaf`` for the same leaves ([24, 24, 7, 32, 42]
+    against [18, 18, 7, 26, 40]); and a ``multi_output_tree`` softmax model was refused as
+    a ``num_parallel_tree`` that "does not divide" its trees."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(10)
+    X = rng.normal(size=(600, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    y = np.nan_to_num(X[:, 0]) ** 2 + np.nan_to_num(X[:, 1])
+    bst = xgb.train({"tree_method": "hist", "grow_policy": "lossguide", "max_leaves": 12,
+                     "max_depth": 0}, xgb.DMatrix(X, y), 4)
+    model = hw.import_model(bst)
+    theirs = bst.predict(xgb.DMatrix(X), pred_leaf=True)
+    np.testing.assert_array_equal(model.predict(X, output="leaf"), theirs)
+    for runtime in ["naive", "struct", "vpred"]:  # (pred, codegen: same, by hand; 20 s to compile)
+        compiled = hw.compile(model, runtime=runtime)
+        np.testing.assert_array_equal(compiled.predict(X, output="leaf"), theirs)
+        np.testing.assert_allclose(compiled.predict(X), bst.predict(xgb.DMatrix(X)), atol=1e-5)
+    vector = xgb.train({"tree_method": "hist", "multi_strategy": "multi_output_tree",
+                        "objective": "multi:softprob", "num_class": 3},
+                       xgb.DMatrix(X, np.digitize(y, [0.5, 1.5])), 2)
+    with pytest.raises(ValueError, match="vector-leaf trees"):
+        hw.import_model(vector)

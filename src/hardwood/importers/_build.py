@@ -224,7 +224,10 @@ class TreeBuilder:
             if self.feature[i] >= 0:
                 stack += [self.left[i], self.right[i]]
 
-    def finish(self, root, n_categories) -> Tree:
+    def finish(self, root, n_categories, keep_ids=False) -> Tree:
+        """The checked tree, its nodes numbered breadth first; ``keep_ids``: numbered as the
+        source numbers them where they can be (the root 0, every node reached, children
+        after their parent), so that leaf ids (``output='leaf'``) are the source's."""
         n = len(self.feature)
         if not 0 <= root < n:
             fail(self.lib, "a tree has no root node")
@@ -246,6 +249,9 @@ class TreeBuilder:
                         fail(self.lib, f"node {c} is reached twice (a cycle or a shared node)")
                     seen[c] = True
                     order.append(c)
+        if keep_ids and root == 0 and len(order) == n and all(
+                self.left[i] > i and self.right[i] > i for i in order if self.feature[i] >= 0):
+            order = list(range(n))
         new_id = np.full(n, -1, dtype=np.int64)
         new_id[order] = np.arange(len(order))
         m = len(order)

@@ -472,6 +472,15 @@ def _import(d, where):
         ti = int(np.flatnonzero((tree_info < 0) | (tree_info >= K))[0])
         fail(LIB, f"tree {ti} adds to output {int(tree_info[ti])}, outside [0, {K}) "
                   "(gradient_booster/model/tree_info)")
+    # vector leaves first (multi_strategy='multi_output_tree'): one tree a round for all the
+    # classes was refused as a num_parallel_tree that does not divide the trees
+    for t in trees_d:
+        tp = t.get("tree_param") if isinstance(t, dict) else None
+        leaf_vector = tp.get("size_leaf_vector", "1") if isinstance(tp, dict) else "1"
+        if str(leaf_vector).strip() not in ("0", "1", ""):
+            fail(LIB, "vector-leaf trees (multi_strategy='multi_output_tree', "
+                      f"size_leaf_vector={leaf_vector}) are not supported: train with "
+                      "multi_strategy='one_output_per_tree'")
     gparam = model.get("gbtree_model_param")
     parallel = 1
     if gparam is not None:
@@ -646,4 +655,6 @@ def _convert_tree(p, ti, n_cats):
             thr = float32_boundary(np.nextafter(c, np.float32(-np.inf)))
             b.set_split(i, f, thr, bool(dl[i]), lc, rc, gain=float(gain[i]),
                         cover=float(hess[i]))
-    return b.finish(0, n_cats)
+    # XGBoost's node ids: its pred_leaf numbers a lossguide tree's leaves by them (in the
+    # order of growth), where breadth-first numbering gave other ids for the same leaves
+    return b.finish(0, n_cats, keep_ids=True)

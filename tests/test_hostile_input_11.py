@@ -371,7 +371,7 @@ def test_imported_xgboost_lossguide_keeps_its_leaf_ids_and_vector_leaves_are_nam
     model = hw.import_model(bst)
     theirs = bst.predict(xgb.DMatrix(X), pred_leaf=True)
     np.testing.assert_array_equal(model.predict(X, output="leaf"), theirs)
-    for runtime in ["naive", "struct", "vpred"]:  # (pred, codegen: same, by hand; 20 s to compile)
+    for runtime in ["naive", "struct", "vpred"]:  # (pred, codegen: same, by hand)
         compiled = hw.compile(model, runtime=runtime)
         np.testing.assert_array_equal(compiled.predict(X, output="leaf"), theirs)
         np.testing.assert_allclose(compiled.predict(X), bst.predict(xgb.DMatrix(X)), atol=1e-5)

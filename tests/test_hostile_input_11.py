@@ -221,7 +221,8 @@ def test_is_unbalance_and_scale_pos_weight_checks():
     with pytest.raises(ValueError, match="'reg:squarederror' has no positive class"):
         hw.train({"scale_pos_weight": 2}, ds, 1)
     with pytest.raises(ValueError, match="'multi:softprob' has no positive class"):
-        hw.GBDTClassifier(n_estimators=2, scale_pos_weight=2).fit(X, np.digitize(X[:, 0], [-0.5, 0.5]))
+        hw.GBDTClassifier(n_estimators=2, scale_pos_weight=2).fit(
+            X, np.digitize(X[:, 0], [-0.5, 0.5]))
     clf = hw.GBDTClassifier(n_estimators=4, max_depth=3, scale_pos_weight=3.0).fit(X, y)
     direct = hw.train({"objective": "binary:logistic", "scale_pos_weight": 3.0, "max_depth": 3},
                       ds, 4)

@@ -48,7 +48,6 @@ data or many workers are bound by Dask's latency (``benchmarks/README.md``, "Das
 """
 from __future__ import annotations
 
-import threading
 import uuid
 
 import numpy as np

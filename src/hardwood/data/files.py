@@ -102,7 +102,6 @@ class FileBatches:
     def _parquet(self, path):
         need("pyarrow", "Parquet", "arrow")
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         pf = self._parquet_file(path)
         columns = self._parquet_columns(path, pf.schema_arrow)

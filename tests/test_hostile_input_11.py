@@ -381,3 +381,15 @@ def test_imported_xgboost_lossguide_keeps_its_leaf_ids_and_vector_leaves_are_nam
                        xgb.DMatrix(X, np.digitize(y, [0.5, 1.5])), 2)
     with pytest.raises(ValueError, match="vector-leaf trees"):
         hw.import_model(vector)
+
+
+def test_verbose_eval_prints_the_last_round_and_no_empty_lines(capsys):
+    """``verbose_eval=5`` left out the last round, which XGBoost prints; with no set to
+    score, ``verbose_eval=True`` printed an empty ``[0]`` line a round."""
+    X, y, _ = _binary_data(n=300)
+    ds = hw.Dataset(X, y)
+    hw.train({"objective": "binary:logistic"}, ds, 12, valid_sets=[ds], verbose_eval=5)
+    rounds = [line.split("]")[0] + "]" for line in capsys.readouterr().out.splitlines()]
+    assert rounds == ["[0]", "[5]", "[10]", "[11]"]
+    hw.train({"objective": "binary:logistic"}, ds, 3, verbose_eval=True)
+    assert capsys.readouterr().out == ""

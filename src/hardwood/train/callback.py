@@ -142,12 +142,27 @@ class EarlyStopping(TrainingCallback):
 
 
 class EvaluationPrinter(TrainingCallback):
+    """``verbose_eval``: the scores every ``period`` rounds and of the last round, as
+    XGBoost's monitor (the last round was left out); nothing without sets to score (it
+    printed an empty line a round)."""
+
     def __init__(self, period=1):
         self.period = max(1, period)
+        self._unprinted = None
 
     def after_iteration(self, model, epoch, evals_log):
+        parts = [f"{name}-{m}:{vals[-1]:.5f}" for name, ms in evals_log.items()
+                 for m, vals in ms.items() if vals]
+        line = f"[{epoch}]\t" + "\t".join(parts) if parts else None
         if epoch % self.period == 0:
-            parts = [f"{name}-{m}:{vals[-1]:.5f}" for name, ms in evals_log.items()
-                     for m, vals in ms.items()]
-            print(f"[{epoch}]\t" + "\t".join(parts), flush=True)
+            if line is not None:
+                print(line, flush=True)
+            line = None
+        self._unprinted = line
         return False
+
+    def after_training(self, model):
+        if self._unprinted is not None:
+            print(self._unprinted, flush=True)
+            self._unprinted = None
+        return model

@@ -393,3 +393,19 @@ def test_verbose_eval_prints_the_last_round_and_no_empty_lines(capsys):
     assert rounds == ["[0]", "[5]", "[10]", "[11]"]
     hw.train({"objective": "binary:logistic"}, ds, 3, verbose_eval=True)
     assert capsys.readouterr().out == ""
+
+
+def test_import_format_that_names_another_library(tmp_path):
+    """``import_model(lightgbm_booster, format='sklearn')`` said the Booster "is not
+    fitted", and a LightGBM text file under ``format='xgboost'`` had an "unknown UBJ marker
+    b't'"; both now say which library the model is from."""
+    lgb = pytest.importorskip("lightgbm")
+    X = np.random.default_rng(11).normal(size=(200, 3))
+    bst = lgb.train({"verbose": -1, "num_leaves": 4}, lgb.Dataset(X, X[:, 0]), 2)
+    with pytest.raises(ValueError, match="this is a LightGBM model.*format='lightgbm'"):
+        hw.import_model(bst, format="sklearn")
+    bst.save_model(str(tmp_path / "m.txt"))
+    with pytest.raises(ValueError, match="this is a LightGBM model"):
+        hw.import_model(str(tmp_path / "m.txt"), format="xgboost")
+    np.testing.assert_allclose(hw.import_model(str(tmp_path / "m.txt"), format="lightgbm")
+                               .predict(X), bst.predict(X), atol=1e-12)

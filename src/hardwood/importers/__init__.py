@@ -37,6 +37,8 @@ def import_model(obj, format=None):
         else:
             raise TypeError(f"import_model cannot read a {type(obj).__name__}; pass an "
                             "XGBoost/LightGBM booster, a scikit-learn tree model or a model file")
+    else:
+        _check_format(obj, format)
     if format == "xgboost":
         from .xgboost import import_xgboost
         return import_xgboost(obj)
@@ -47,6 +49,23 @@ def import_model(obj, format=None):
         from .sklearn import import_sklearn
         return import_sklearn(obj)
     raise ValueError(f"format must be None, 'xgboost', 'lightgbm' or 'sklearn', got {format!r}")
+
+
+def _check_format(obj, format):
+    """A ``format`` that names another library than the object's (or than a LightGBM text
+    file's) is an error saying so: a LightGBM Booster under 'sklearn' was "not fitted", a
+    LightGBM file under 'xgboost' had an "unknown UBJ marker b't'"."""
+    mod = _module(obj)
+    seen = mod if mod in ("xgboost", "lightgbm", "sklearn") else None
+    if seen is None and isinstance(obj, (str, bytes, bytearray, os.PathLike)):
+        try:
+            seen = "lightgbm" if _guess_file(obj) == "lightgbm" else None
+        except (OSError, ValueError):
+            seen = None  # (the importer names a missing or unreadable file)
+    if seen is not None and format in ("xgboost", "lightgbm", "sklearn") and seen != format:
+        name = {"xgboost": "an XGBoost", "lightgbm": "a LightGBM", "sklearn": "a scikit-learn"}
+        raise ValueError(f"format={format!r}, but this is {name[seen]} model: leave format "
+                         f"out, or give format={seen!r}")
 
 
 def _guess_file(obj):

@@ -557,13 +557,30 @@ def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=Fals
         is_cat = np.asarray(info.is_categorical, dtype=bool)
     else:
         is_cat = _resolve_categorical(categorical_features, names, n_features)
-        for j in range(n_features):
-            if isinstance(df.iloc[:, j].dtype, pd.CategoricalDtype):
+        for j, dt in enumerate(df.dtypes):
+            if isinstance(dt, pd.CategoricalDtype):
                 is_cat[j] = True
     need64 = dtype == np.float64
-    cols = []
+    # the numeric columns of plain numpy dtypes, read in (at most) two copies, one of those
+    # float32 holds exactly and one of the others: a column at a time through df.iloc took
+    # 0.07 ms each (a 1-row frame of 100 columns: 6.8 ms to read)
+    dtypes = list(df.dtypes)
+    plain = [j for j in range(n_features) if not is_cat[j] and isinstance(dtypes[j], np.dtype)
+             and dtypes[j].kind in "fiub"]
+    narrow = [j for j in plain if dtypes[j].itemsize <= (4 if dtypes[j].kind == "f" else 2)]
+    cols, blocks = {}, []
+    for group, kind in ((narrow, np.float32), (sorted(set(plain) - set(narrow)), np.float64)):
+        if group:
+            block = (df if len(group) == n_features else df.iloc[:, group]).to_numpy(
+                dtype=kind)
+            blocks.append(block)
+            for k, j in enumerate(group):
+                cols[j] = block[:, k]
+                need64 = need64 or needs_float64(cols[j], dtypes[j])
     cats = [None] * n_features
     for j in range(n_features):
+        if j in cols:
+            continue
         s = df.iloc[:, j]
         if is_cat[j]:
             if _is_stringish(s.dtype) and not isinstance(s.dtype, pd.CategoricalDtype):
@@ -642,11 +659,15 @@ def _from_pandas(df, categorical_features, info, dtype, what, allow_no_rows=Fals
             except (TypeError, ValueError):
                 raise TypeError(f"column {names[j]!r} has dtype {s.dtype}, which is not numeric") from None
             need64 = need64 or needs_float64(col, s.dtype)  # (nullable, Arrow dtypes: kinds)
-        cols.append(col)
+        cols[j] = col
     out_dtype = np.float64 if need64 else np.float32
+    if len(blocks) == 1 and len(plain) == n_features and blocks[0].dtype == out_dtype:
+        # (a copy: to_numpy may return a view of the frame's own values)
+        mat = np.array(blocks[0], order="C")
+        return mat, names, is_cat, info.categories if info is not None else cats
     mat = np.empty((df.shape[0], n_features), dtype=out_dtype)
-    for j, col in enumerate(cols):
-        mat[:, j] = col
+    for j in range(n_features):
+        mat[:, j] = cols[j]
     if info is not None:
         cats = info.categories
     return mat, names, is_cat, cats

@@ -110,6 +110,21 @@ def test_exact_partitions_merge_exactly(client, data):
 
 
 @pytest.mark.timeout(120)
+def test_is_unbalance_counts_all_the_labels(client, data):
+    """LightGBM's ``is_unbalance`` scales the smaller class by the ratio of the class counts:
+    each worker counted its own partition's (0.004 off the in-memory model where the
+    partitions' class mixes differ; a partition of one class was not scaled at all)."""
+    X, _, yb, *_ = data
+    order = np.argsort(-yb, kind="stable")  # the positives first: partitions of one class
+    X, yb = X[order], yb[order]
+    P = dict(PARAMS, objective="binary", is_unbalance=True)
+    ref = hardwood.train(P, hardwood.Dataset(X, yb), num_boost_round=ROUNDS)
+    m = hd.train(client, P, _dask(X, (200, 200, 200)), _dask(yb, (200, 200, 200)),
+                 num_boost_round=ROUNDS)
+    _same_model(m, ref)
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("task", ["binary", "multiclass"])
 def test_classification_weights_and_sampling(client, data, task):
     """Logistic with weights, softmax with row sampling and column sampling per tree and per

@@ -60,7 +60,7 @@ from .data.convert import to_float_matrix, to_vector
 from .data.dataset import Dataset
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model.model import Model
-from .objectives import names as objective_names, objective_class
+from .objectives import class_scales, names as objective_names, objective_class
 from .sklearn import GBDTClassifier, GBDTRegressor, both_classes
 from .train.booster import Booster
 from .train.callback import TrainingCallback
@@ -323,6 +323,9 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
         data = _Partitioned(client, X, y, weight, int(p["max_bin"] or 256), sketch_size, tag)
         held.append(data)
         ds = data.dataset
+        if p["is_unbalance"]:  # the class counts of all the labels, not of a partition's
+            p["class_scale"] = class_scales(ds.label, p["scale_pos_weight"], True)
+            params = dict(params or {}, class_scale=p["class_scale"])
         pages = DaskPages(client, data.parts, data.labels, data.weights, data.sizes,
                           ds.bin_mapper.offsets, tag)
         held.append(pages)

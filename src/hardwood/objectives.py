@@ -223,6 +223,12 @@ class Objective:
     def __init__(self, params):
         self.params = params
 
+    def _named_as(self, names) -> bool:
+        """Whether training named this objective by one of ``names`` (LightGBM's names,
+        under which it trains as LightGBM does)."""
+        objective = self.params.get("objective")
+        return isinstance(objective, str) and objective.lower() in names
+
     def check_labels(self, y):
         pass
 
@@ -298,8 +304,7 @@ class AbsoluteError(Objective):
 
     def __init__(self, params):
         super().__init__(params)
-        objective = params.get("objective")
-        self.lightgbm = isinstance(objective, str) and objective.lower() in LIGHTGBM_L1
+        self.lightgbm = self._named_as(LIGHTGBM_L1)
         self._median = _lightgbm_median if self.lightgbm else _weighted_median
 
     def weighs(self, w):
@@ -330,6 +335,19 @@ class PseudoHuber(Objective):
         _one_output(HUBER, pred, y, w, g, h, parallel, self.params.get("huber_slope", 1.0))
 
 
+def class_scales(y, scale_pos_weight=1.0, is_unbalance=False):
+    """(negative, positive): the factors of the binary classes' weights in the gradients.
+    ``scale_pos_weight`` (XGBoost's and LightGBM's) scales the rows of label 1;
+    ``is_unbalance`` (LightGBM's) the smaller class's by the ratio of the counts of all the
+    labels ``y``."""
+    scale = [1.0, float(scale_pos_weight)]
+    n_pos = int(np.count_nonzero(y == 1))
+    n_neg = y.shape[0] - n_pos
+    if is_unbalance and n_pos and n_neg:
+        scale[int(n_pos < n_neg)] = max(n_pos, n_neg) / min(n_pos, n_neg)
+    return scale
+
+
 class BinaryLogistic(Objective):
     """The logistic loss. With ``scale_pos_weight``, its base score follows the library whose
     name trained it: under XGBoost's (``binary:logistic``) one Newton step from margin 0 over
@@ -342,8 +360,7 @@ class BinaryLogistic(Objective):
 
     def __init__(self, params):
         super().__init__(params)
-        objective = params.get("objective")
-        self.lightgbm = isinstance(objective, str) and objective.lower() == "binary"
+        self.lightgbm = self._named_as(("binary",))
 
     def check_labels(self, y):
         if np.any((y < 0) | (y > 1)):
@@ -354,9 +371,8 @@ class BinaryLogistic(Objective):
                              f"class ({y[0]:g})")
 
     def base_score(self, y, w):
-        scaled = self.gradient_weight(y, w)
-        xgboost = not (self.lightgbm or self.params.get("is_unbalance", False))
-        if scaled is not w and xgboost:  # -sum(g) / sum(h) at margin 0
+        if self.params.get("scale_pos_weight", 1.0) != 1.0 and not self.lightgbm:
+            scaled = self.gradient_weight(y, w)  # -sum(g) / sum(h) at margin 0
             return np.array([4.0 * float(np.sum(scaled * (y - 0.5)) / np.sum(scaled))])
         p = float(np.clip(np.average(y, weights=w), 1e-6, 1 - 1e-6))
         return np.array([math.log(p / (1 - p))])
@@ -368,25 +384,19 @@ class BinaryLogistic(Objective):
         return np.array([math.log(p / (1 - p))])
 
     def gradient_weight(self, y, w):
-        """``scale_pos_weight``, as XGBoost's and LightGBM's: each row of label 1 weighs that
-        much more in the gradients and hessians, not in the metrics; LightGBM's
-        ``is_unbalance``: the rows of the smaller class (by count) weigh the count ratio.
-        The scaled weights are kept for the next round."""
-        spw = float(self.params.get("scale_pos_weight", 1.0))
-        unbalance = bool(self.params.get("is_unbalance", False))
-        if spw == 1.0 and not unbalance:
+        """The sample weights times :func:`class_scales` (``params['class_scale']`` where
+        it was fixed from all the labels: a Dask worker sees its partition's only). The
+        scaled weights are kept for the next round."""
+        p = self.params
+        if p.get("scale_pos_weight", 1.0) == 1.0 and not p.get("is_unbalance", False):
             return w
         kept = getattr(self, "_scaled", None)
         if kept is not None and kept[0] is y and kept[1] is w:
             return kept[2]
-        positive = y == 1
-        scale = np.array([1.0, spw])  # (negative, positive)
-        n_pos = int(positive.sum())
-        n_neg = y.shape[0] - n_pos
-        if unbalance and n_pos and n_neg:
-            scale[int(n_pos < n_neg)] = max(n_pos, n_neg) / min(n_pos, n_neg)
+        scale = np.asarray(p.get("class_scale") or class_scales(
+            y, p.get("scale_pos_weight", 1.0), p.get("is_unbalance", False)))
         scaled = np.ones(y.shape[0]) if w is None else np.array(w, dtype=np.float64)
-        scaled *= scale[positive.astype(np.intp)]
+        scaled *= scale[(y == 1).astype(np.intp)]
         self._scaled = (y, w, scaled)
         return scaled
 
@@ -414,8 +424,7 @@ class Softmax(Objective):
     def __init__(self, params):
         super().__init__(params)
         K = self.n_outputs = int(params["num_class"])
-        objective = params.get("objective")
-        self.lightgbm = isinstance(objective, str) and objective.lower() in LIGHTGBM_SOFTMAX
+        self.lightgbm = self._named_as(LIGHTGBM_SOFTMAX)
         self.hess_factor = K / (K - 1.0) if self.lightgbm else 2.0
 
     def check_labels(self, y):

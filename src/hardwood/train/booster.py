@@ -247,12 +247,13 @@ class Booster:
             for k in range(K):
                 # each tree of the round draws its own features, as in XGBoost and LightGBM
                 # (the K trees of a round shared one draw)
-                tree_mask = np.ones(d, dtype=np.bool_)
                 if p["colsample_bytree"] < 1.0:
-                    tree_mask[:] = False
+                    tree_mask = np.zeros(d, dtype=np.bool_)
                     tree_mask[rng.choice(d, features_drawn(p["colsample_bytree"], d,
                                                            p["colsample_rounding"]),
                                          replace=False)] = True
+                else:
+                    tree_mask = np.ones(d, dtype=np.bool_)
                 tree_rows = rows if k == K - 1 else rows.copy()
                 gk, hk, pred_k = ((DeviceRow(self.pages.g, k), DeviceRow(self.pages.h, k),
                                    DeviceRow(self.pages.pred, k)) if self._dev

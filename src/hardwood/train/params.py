@@ -39,6 +39,8 @@ DEFAULTS = {
     "huber_slope": 1.0,
     "scale_pos_weight": 1.0,  # binary: the positive rows' gradients scaled (not the base score)
     "is_unbalance": False,  # binary, LightGBM's: the smaller class's gradients scaled up
+    # internal: objectives.class_scales fixed from all the labels (hardwood.dask sets it)
+    "class_scale": None,
     "sigmoid": 1.0,  # rank:ndcg / rank:pairwise (hardwood.ranking): the RankNet slope
     "lambdarank_truncation_level": 30,  # rank:ndcg: pairs with a row ranked above this
     "lambdarank_norm": True,  # rank:ndcg: LightGBM's normalisation of each query's lambdas
@@ -293,6 +295,10 @@ def resolve_params(params) -> dict:
                         f"{p['is_unbalance']!r}")
     if p["is_unbalance"] and p["scale_pos_weight"] != 1.0:
         raise ValueError("give is_unbalance or scale_pos_weight, not both (as LightGBM)")
+    cs = p["class_scale"]
+    if cs is not None and not (isinstance(cs, (list, tuple)) and len(cs) == 2 and all(
+            isinstance(v, numbers.Real) and math.isfinite(v) and v > 0 for v in cs)):
+        raise ValueError(f"class_scale must be two positive numbers, got {cs!r}")
     _num(p, "sigmoid", 0, lo_open=True)
     _num(p, "lambdarank_truncation_level", 1, integer=True)
     if not isinstance(p["lambdarank_norm"], bool):

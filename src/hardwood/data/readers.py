@@ -561,9 +561,10 @@ def read_parquet(path, label=None, *, categorical=None, numeric=None):
     path = os.fspath(path)
     check_file(path)
     try:
-        # (two columns of one name: pyarrow's own error listed its internal fields)
-        check_distinct_names(path, pq.read_schema(path).names)
-        table = pq.read_table(path)
+        with pq.ParquetFile(path) as pf:  # (one open: the footer's names, then the columns)
+            # (two columns of one name: pyarrow's own error listed its internal fields)
+            check_distinct_names(path, pf.schema_arrow.names)
+            table = pf.read()
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError, OSError) as e:
         msg = " ".join(str(e).split())
         raise ValueError(f"cannot read {path!r} as Parquet: {msg}") from None

@@ -474,13 +474,14 @@ def _import(d, where):
                   "(gradient_booster/model/tree_info)")
     # vector leaves first (multi_strategy='multi_output_tree'): one tree a round for all the
     # classes was refused as a num_parallel_tree that does not divide the trees
-    for t in trees_d:
+    # (a tree_param that is not a dict fails in _read_tree, which reads the rest)
+    for ti, t in enumerate(trees_d):
         tp = t.get("tree_param") if isinstance(t, dict) else None
-        leaf_vector = tp.get("size_leaf_vector", "1") if isinstance(tp, dict) else "1"
-        if str(leaf_vector).strip() not in ("0", "1", ""):
+        what = f"trees[{ti}]/tree_param/size_leaf_vector"
+        if isinstance(tp, dict) and _param_int(tp, "size_leaf_vector", 1, what, 1 << 62) > 1:
             fail(LIB, "vector-leaf trees (multi_strategy='multi_output_tree', "
-                      f"size_leaf_vector={leaf_vector}) are not supported: train with "
-                      "multi_strategy='one_output_per_tree'")
+                      f"size_leaf_vector={tp['size_leaf_vector']}) are not supported: train "
+                      "with multi_strategy='one_output_per_tree'")
     gparam = model.get("gbtree_model_param")
     parallel = 1
     if gparam is not None:
@@ -555,9 +556,7 @@ def _read_tree(t, ti, n_features, is_cat):
                       f"{'/'.join(_UBJ_NAMES[x] for x in _UBJ_TREE_TYPES[bad])} for {bad}")
     if "id" in t and (type(t["id"]) is not int or t["id"] != ti):
         fail(LIB, f"{w}/id is {t['id']!r:.40}, expected {ti}")
-    tp = _dict(_get(t, "tree_param"), f"{w}/tree_param")
-    if _param_int(tp, "size_leaf_vector", 1, f"{w}/tree_param/size_leaf_vector", 1 << 62) > 1:
-        fail(LIB, "vector-leaf trees are not supported")
+    tp = _dict(_get(t, "tree_param"), f"{w}/tree_param")  # (size_leaf_vector: checked above)
     n = _param_int(tp, "num_nodes", None, f"{w}/tree_param/num_nodes", MAX_NODES_PER_TREE)
     if n is None:
         fail(LIB, f"{w}/tree_param lacks num_nodes")

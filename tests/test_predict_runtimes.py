@@ -114,7 +114,7 @@ def _check(compiled, m, X):
     for output in ("raw", "value", "leaf"):
         for sub in (X, X[:1], X[:5]):
             got = compiled.predict(sub, output=output)
-            ref = m.predict(sub, output=output)
+            ref = m.predict(sub, output=output, runtime="naive")
             _assert_output(got, ref, output)
             if output != "leaf":
                 assert got.shape == ref.shape
@@ -155,7 +155,7 @@ def test_pred_blocks_with_and_without_nan(runtime):
     for x in (X, X.astype(np.float32), X[:200]):
         for output in ("raw", "leaf"):
             np.testing.assert_array_equal(c.predict(x, output=output),
-                                          m.predict(x, output=output))
+                                          m.predict(x, output=output, runtime="naive"))
 
 
 @pytest.mark.parametrize("walk", ["auto", "all"])
@@ -200,10 +200,11 @@ def test_wide_rows_few_used_features(monkeypatch, walk):
     assert c.used.tolist() == [0] + wide
     for x in (X, X[:3], X.astype(np.float32)):
         for output in ("raw", "leaf"):
-            np.testing.assert_array_equal(c.predict(x, output=output), wm.predict(x, output=output))
+            np.testing.assert_array_equal(c.predict(x, output=output),
+                                          wm.predict(x, output=output, runtime="naive"))
     for r in range(12):  # one row: the one-row kernel's copy of a row too wide for the stack
         row = np.ascontiguousarray(X[r:r + 1])
-        np.testing.assert_array_equal(c.predict(row), wm.predict(row))
+        np.testing.assert_array_equal(c.predict(row), wm.predict(row, runtime="naive"))
 
 
 def test_thresholds_at_float32_boundaries():
@@ -216,7 +217,8 @@ def test_thresholds_at_float32_boundaries():
     for rt in ("struct+", "pred", "vpred", "quickscorer", "codegen"):
         c = hardwood.compile(m, rt)
         for x in (X, X.astype(np.float32), X[:7], X[:1]):
-            np.testing.assert_array_equal(c.predict(x, output="leaf"), m.predict(x, output="leaf"))
+            np.testing.assert_array_equal(c.predict(x, output="leaf"),
+                                          m.predict(x, output="leaf", runtime="naive"))
 
 
 @pytest.mark.parametrize("name", ["reg", "binary", "multi", "random", "balanced"])
@@ -267,9 +269,10 @@ def test_quickscorer_refuses_what_it_cannot_run(models):
 def test_model_predict_runtime_argument(models):
     m, X = models["multi"]
     for rt in ("auto", "vpred", "struct+"):
-        np.testing.assert_allclose(m.predict(X, runtime=rt), m.predict(X), rtol=1e-12)
+        np.testing.assert_allclose(m.predict(X, runtime=rt), m.predict(X, runtime="naive"),
+                                   rtol=1e-12)
     np.testing.assert_allclose(m.predict(X, runtime="auto", iteration_range=(0, 2)),
-                               m.predict(X, iteration_range=(0, 2)), rtol=1e-12)
+                               m.predict(X, iteration_range=(0, 2), runtime="naive"), rtol=1e-12)
 
 
 def test_feature_count_mismatch_is_an_error(models):
@@ -328,7 +331,7 @@ def test_deep_unbalanced_tree_takes_the_unpadded_walk():
         for x in (X, X[:40], X[:1], X[1:2], np.ascontiguousarray(X[100:400]).astype(np.float32)):
             for output in ("raw", "value", "leaf"):
                 np.testing.assert_array_equal(c.predict(x, output=output),
-                                              m.predict(x, output=output))
+                                              m.predict(x, output=output, runtime="naive"))
 
 
 @pytest.mark.parametrize("v", [1, 4, 16])
@@ -351,7 +354,7 @@ def test_single_row_allocates_only_the_output_and_never_revalidates(models, monk
     m, X = models["reg"]
     row = np.ascontiguousarray(X[:1])
     c = hardwood.compile(m, runtime)
-    ref = m.predict(row)
+    ref = m.predict(row, runtime="naive")
     c.predict(row)
     import hardwood.model.io as io
 
@@ -505,7 +508,7 @@ def test_auto_never_runs_quickscorer(models, monkeypatch):
         a = hardwood.compile(m, "auto")
         for n in (1, 3, 40, 300):
             rows = np.ascontiguousarray(X[:n])
-            np.testing.assert_allclose(a.predict(rows), m.predict(rows), rtol=1e-12)
+            np.testing.assert_allclose(a.predict(rows), m.predict(rows, runtime="naive"), rtol=1e-12)
             assert a.choose(n) != "quickscorer"
 
 
@@ -531,7 +534,7 @@ y = np.nan_to_num(X[:, 0]) + np.isnan(X[:, 1])
 m = hardwood.train({"max_depth": 3}, hardwood.Dataset(X, y), num_boost_round=3)
 c = hardwood.compile(m, "cuda")
 for out in ("raw", "value", "leaf"):
-    got, ref = c.predict(X[:20], output=out), m.predict(X[:20], output=out)
+    got, ref = c.predict(X[:20], output=out), m.predict(X[:20], output=out, runtime="naive")
     assert np.allclose(got, ref, rtol=1e-12, atol=1e-12), (out, got, ref)
 print("CUDA-OK")
 """
@@ -616,7 +619,7 @@ def test_trees_sharing_their_splits_walk_once(shared_models, monkeypatch, name, 
             for n in (7, 300):  # serial and parallel blocks, rows left over after the lanes
                 sub = np.ascontiguousarray(X[:n])
                 np.testing.assert_array_equal(c.predict(sub, output="leaf"),
-                                              m.predict(sub, output="leaf"))
+                                              m.predict(sub, output="leaf", runtime="naive"))
 
 
 def test_shared_splits_are_recognised_by_content():
@@ -719,9 +722,10 @@ def test_auto_lays_out_the_struct_walk_on_the_first_single_row(models, shared_mo
         assert "struct+" not in a._rt
         for rows in (X[:1], X[:3]):
             np.testing.assert_allclose(a.predict(rows, output="raw"),
-                                       m.predict(rows, output="raw"), rtol=1e-12, atol=1e-12)
+                                       m.predict(rows, output="raw", runtime="naive"),
+                                       rtol=1e-12, atol=1e-12)
             np.testing.assert_array_equal(a.predict(rows, output="leaf"),
-                                          m.predict(rows, output="leaf"))
+                                          m.predict(rows, output="leaf", runtime="naive"))
         assert "struct+" in a._rt
     assert seen
 
@@ -811,7 +815,7 @@ def test_chained_walk_equals_the_naive_walk(monkeypatch, v, chunk):
     for x in (X, X[:v + 3], X[:1], big, big.astype(np.float32)):
         for output in ("raw", "leaf"):
             np.testing.assert_array_equal(c.predict(x, output=output),
-                                          m.predict(x, output=output))
+                                          m.predict(x, output=output, runtime="naive"))
 
 
 def test_chained_walk_only_where_it_serves(models, monkeypatch):

@@ -585,6 +585,21 @@ def objective_class(name):
     return OBJECTIVES[key]
 
 
+def lightgbm_flavoured(name) -> bool:
+    """Whether ``name`` is LightGBM's for an objective it trains otherwise than XGBoost (L1's
+    leaf medians, binary's base score, softmax's hessian: ``Objective._named_as``)."""
+    return (isinstance(name, str)
+            and name.lower() in LIGHTGBM_L1 + ("binary",) + LIGHTGBM_SOFTMAX)
+
+
+def trains_as(name):
+    """The loss an objective name grows its trees by: its class's name, and whether it is
+    LightGBM's flavour of it. (LightGBM's ``binary`` differs in the base score only, which
+    a continued model keeps: the same loss here.)"""
+    return (objective_class(name).name,
+            lightgbm_flavoured(name) and name.lower() != "binary")
+
+
 def get_objective(name, params) -> Objective:
     return objective_class(name)(params)
 

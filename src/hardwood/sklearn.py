@@ -236,6 +236,9 @@ class _GBDTBase(BaseEstimator):
             params.update(extra_params)
         if isinstance(X, Dataset):  # y: its labels, encoded by a classifier
             train_set = X
+            # its bins are the Dataset's, as the module says: the estimator's max_bin=256
+            # (a default the user never chose) refused a Dataset of another max_bin
+            params["max_bin"] = X.max_bin
             if y is not X.label:
                 train_set = copy.copy(X)
                 train_set.label = np.asarray(y, dtype=np.float64)

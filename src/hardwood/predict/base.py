@@ -48,10 +48,10 @@ import numpy as np
 
 from ..parallel import guard
 from ..objectives import transform_code
+from .naive import SERIAL_ROWS  # noqa: F401  (below it the kernels run on one thread)
 from .transform import ARGMAX, transform_inplace
 
 OUTPUTS = ("value", "raw", "leaf")
-SERIAL_ROWS = 256  # below this many rows the kernels run on one thread (no thread start-up)
 
 # the modules whose runtimes register themselves, in the order their names are listed
 RUNTIME_MODULES = ("naive_runtime", "struct_runtime", "pred_runtime", "quickscorer_runtime",

@@ -115,28 +115,40 @@ def _leaf_of(x, node, feature, threshold, left, right, default_left, is_cat, cat
     return node
 
 
+# rows the parallel walks take through each tree in turn (as XGBoost's blocks of 64): a tree's
+# nodes stay in cache for the block, where a row taken through every tree in turn reads the
+# whole model once per row. Each row still adds its trees in order: the same sums, bit for bit.
+BLOCK_ROWS = 64
+SERIAL_ROWS = 256  # below this many rows the kernels run on one thread (no thread start-up)
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def predict_raw_kernel(X, t0, t1, feature, threshold, left, right, default_left, is_cat,
                        cat_offset, value, bitsets, roots, tree_group, n_categories, out):
     n = X.shape[0]
-    for i in prange(n):
-        x = X[i]
+    for b in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS):
+        lo = b * BLOCK_ROWS
+        hi = min(lo + BLOCK_ROWS, n)
         for t in range(t0, t1):
-            leaf = _leaf_of(x, roots[t], feature, threshold, left, right, default_left,
-                            is_cat, cat_offset, bitsets, n_categories)
-            out[i, tree_group[t]] += value[leaf]
+            g = tree_group[t]
+            for i in range(lo, hi):
+                leaf = _leaf_of(X[i], roots[t], feature, threshold, left, right, default_left,
+                                is_cat, cat_offset, bitsets, n_categories)
+                out[i, g] += value[leaf]
 
 
 @njit(parallel=True, cache=True, nogil=True)
 def predict_leaf_kernel(X, t0, t1, feature, threshold, left, right, default_left, is_cat,
                         cat_offset, bitsets, roots, n_categories, out):
     n = X.shape[0]
-    for i in prange(n):
-        x = X[i]
+    for b in prange((n + BLOCK_ROWS - 1) // BLOCK_ROWS):
+        lo = b * BLOCK_ROWS
+        hi = min(lo + BLOCK_ROWS, n)
         for t in range(t0, t1):
-            leaf = _leaf_of(x, roots[t], feature, threshold, left, right, default_left,
-                            is_cat, cat_offset, bitsets, n_categories)
-            out[i, t - t0] = leaf - roots[t]
+            for i in range(lo, hi):
+                leaf = _leaf_of(X[i], roots[t], feature, threshold, left, right, default_left,
+                                is_cat, cat_offset, bitsets, n_categories)
+                out[i, t - t0] = leaf - roots[t]
 
 
 @njit(cache=True, nogil=True)
@@ -164,18 +176,22 @@ def predict_leaf_serial(X, t0, t1, feature, threshold, left, right, default_left
 
 
 def predict_raw(forest: PackedForest, X, t0, t1, base_margin, n_outputs):
+    """The margins of ``X``'s rows: on one thread below ``SERIAL_ROWS`` rows, else the
+    parallel walk."""
     out = np.empty((X.shape[0], n_outputs), dtype=np.float64)
     out[:] = base_margin[None, :]
     f = forest
-    predict_raw_kernel(X, t0, t1, f.feature, f.threshold, f.left, f.right, f.default_left,
-                       f.is_categorical, f.cat_offset, f.value, f.bitsets, f.roots,
-                       f.tree_group, f.n_categories, out)
+    run = predict_raw_serial if X.shape[0] < SERIAL_ROWS else predict_raw_kernel
+    run(X, t0, t1, f.feature, f.threshold, f.left, f.right, f.default_left, f.is_categorical,
+        f.cat_offset, f.value, f.bitsets, f.roots, f.tree_group, f.n_categories, out)
     return out
 
 
 def predict_leaf(forest: PackedForest, X, t0, t1):
+    """Each row's leaf id (within its tree) in trees ``t0 .. t1-1``, as :func:`predict_raw`."""
     out = np.empty((X.shape[0], t1 - t0), dtype=np.int32)
     f = forest
-    predict_leaf_kernel(X, t0, t1, f.feature, f.threshold, f.left, f.right, f.default_left,
-                        f.is_categorical, f.cat_offset, f.bitsets, f.roots, f.n_categories, out)
+    run = predict_leaf_serial if X.shape[0] < SERIAL_ROWS else predict_leaf_kernel
+    run(X, t0, t1, f.feature, f.threshold, f.left, f.right, f.default_left, f.is_categorical,
+        f.cat_offset, f.bitsets, f.roots, f.n_categories, out)
     return out

@@ -85,42 +85,55 @@ class PredLayout:
                         self.const_trees.append((int(tree_group[u]), u - t0,
                                                  float(trees[u].value[0])))
                 continue
-            NI, NL = (1 << D) - 1, 1 << D
-            feat = np.zeros(NI * len(ts), np.int32)
-            thr = np.zeros(NI * len(ts), np.float64)  # dummy splits: feature 0, threshold 0
-            flags = np.zeros(NI * len(ts), np.uint8)
-            catoff = np.zeros(NI * len(ts), np.int64)
-            leafval = np.zeros((NL * len(ts), W) if W > 1 else NL * len(ts), np.float64)
-            leafid = np.zeros(NL * len(ts), np.int32)
-            info = np.zeros((len(ts), 4), np.int64)
-            for k, t in enumerate(ts):
-                tr = trees[t]
-                vals = (np.stack([trees[u].value for u in range(t, t + W)], axis=1) if W > 1
-                        else tr.value)
-                nb_off, lb_off = k * NI, k * NL
-                info[k] = (nb_off, lb_off, int(tree_group[t]), t - t0)
-                # (padded index, node id, level)
-                stack = [(0, 0, 0)]
-                while stack:
-                    p, node, lvl = stack.pop()
-                    if lvl == D:
-                        leafval[lb_off + p - NI] = vals[node]
-                        leafid[lb_off + p - NI] = node
-                        continue
-                    if tr.feature[node] >= 0:
-                        j = nb_off + p
-                        feat[j] = tr.feature[node]
-                        thr[j] = tr.threshold[node]
-                        c = bool(tr.is_categorical[node])
-                        flags[j] = int(bool(tr.default_left[node])) | (int(c) << 1)
-                        catoff[j] = tr.cat_offset[node] + nb if c else 0
-                        stack.append((2 * p + 1, int(tr.left[node]), lvl + 1))
-                        stack.append((2 * p + 2, int(tr.right[node]), lvl + 1))
-                    else:  # dummy split: both halves reach this leaf
-                        stack.append((2 * p + 1, node, lvl + 1))
-                        stack.append((2 * p + 2, node, lvl + 1))
-                bits.append(tr.cat_bitsets)
-                nb += tr.cat_bitsets.size
+            NI, NL, K = (1 << D) - 1, 1 << D, len(ts)
+            feat = np.zeros((K, NI), np.int32)
+            thr = np.zeros((K, NI), np.float64)  # dummy splits: feature 0, threshold 0
+            flags = np.zeros((K, NI), np.uint8)
+            catoff = np.zeros((K, NI), np.int64)
+            info = np.zeros((K, 4), np.int64)
+            info[:, 0] = np.arange(K) * NI
+            info[:, 1] = np.arange(K) * NL
+            info[:, 2] = [int(tree_group[t]) for t in ts]
+            info[:, 3] = [t - t0 for t in ts]
+            # the group's trees end to end: ``first[k] + node`` is node ``node`` of tree k
+            sizes = [trees[t].n_nodes for t in ts]
+            first = np.zeros((K, 1), np.int64)
+            first[1:, 0] = np.cumsum(sizes)[:-1]
+            cat_base = nb + np.concatenate([[0], np.cumsum([trees[t].cat_bitsets.size
+                                                            for t in ts])[:-1]])
+
+            def joined(name, dtype):
+                return np.concatenate([getattr(trees[t], name) for t in ts]).astype(dtype)
+
+            f, lc, rc, th, dl, ic, co = (joined(name, dt) for name, dt in (
+                ("feature", np.int64), ("left", np.int64), ("right", np.int64),
+                ("threshold", np.float64), ("default_left", np.bool_),
+                ("is_categorical", np.bool_), ("cat_offset", np.int64)))
+            # level by level, the node at each padded place (k, i) of the level: a leaf above
+            # the last level fills the places below it with dummy splits, both halves to itself
+            node = np.zeros((K, 1), np.int64)
+            for lvl in range(D):
+                at = first + node
+                split = f[at] >= 0
+                c = split & ic[at]
+                cols = slice((1 << lvl) - 1, (2 << lvl) - 1)
+                feat[:, cols] = np.where(split, f[at], 0)
+                thr[:, cols] = np.where(split, th[at], 0.0)
+                flags[:, cols] = (split & dl[at]) | (c << 1)
+                catoff[:, cols] = np.where(c, co[at] + cat_base[:, None], 0)
+                node = np.stack([np.where(split, lc[at], node), np.where(split, rc[at], node)],
+                                axis=2).reshape(K, 2 << lvl)
+            if W > 1:
+                vals = np.concatenate([np.stack([trees[u].value for u in range(t, t + W)], axis=1)
+                                       for t in ts]).astype(np.float64)
+                leafval = vals[(first + node).ravel()]
+            else:
+                leafval = joined("value", np.float64)[(first + node).ravel()]
+            leafid = node.astype(np.int32).ravel()
+            feat, thr, flags, catoff = feat.ravel(), thr.ravel(), flags.ravel(), catoff.ravel()
+            for t in ts:
+                bits.append(trees[t].cat_bitsets)
+                nb += trees[t].cat_bitsets.size
             self.groups.append({"D": D, "feat": feat, "thr64": thr,
                                 "thr32": floor32(thr), "flags": flags, "catoff": catoff,
                                 "leafval": leafval, "leafid": leafid, "info": info})

@@ -24,7 +24,8 @@ from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
-from ..objectives import get_objective, metric_label_problem, objective_class
+from ..objectives import (get_objective, lightgbm_flavoured, metric_label_problem,
+                          objective_class, trains_as)
 from ..parallel import threads
 from . import sampling
 from .grower import Grower, GrowParams, Profile, features_drawn
@@ -53,11 +54,17 @@ class Booster:
         init = _load_init_model(init_model)
         y = train_set.label
         n = train_set.n_rows
-        # (by the objective trained: an alias, multi:softmax, names softprob's)
-        if init is not None and (objective_class(init.objective).name
-                                 != objective_class(p["objective"]).name):
-            raise ValueError(f"init_model was trained with objective {init.objective!r}, but "
-                             f"params ask for {p['objective']!r}; continue with the same objective")
+        # (by the loss trained: an alias, multi:softmax, names softprob's; LightGBM's name of
+        # a loss it defines otherwise, another: 'multiclass' continuing multi:softprob's trees
+        # mixed the two hessians, 0.19 off either library's model)
+        before = init.params.get("objective", init.objective) if init is not None else None
+        if init is not None and trains_as(before) != trains_as(p["objective"]):
+            same = trains_as(before)[0] == trains_as(p["objective"])[0]
+            raise ValueError(f"init_model was trained with objective {before!r}, but params ask "
+                             f"for {p['objective']!r}" + (
+                                 " (XGBoost and LightGBM define that loss differently, and "
+                                 "hardwood trains each library's under its names)" if same
+                                 else "") + "; continue with the same objective")
         task = objective_class(p["objective"]).task
         if task != "multiclass" and p["num_class"] is not None:  # it was ignored
             raise ValueError(f"num_class={p['num_class']} applies to multiclass objectives "
@@ -80,7 +87,10 @@ class Booster:
         # XGBoost's multi:softmax trains multi:softprob's trees into a model that predicts
         # the class index, as XGBoost's (and an imported multi:softmax model) does
         self.model_objective = "multi:softmax" if p["objective"] == "multi:softmax" else obj.name
-        p["objective"] = obj.name
+        if not lightgbm_flavoured(p["objective"]):
+            # (LightGBM's name of a loss it trains otherwise stays: the model's params then
+            # retrain it, and a continuation can tell the two apart)
+            p["objective"] = obj.name
         obj.check_labels(y)
         _check_weight_range(train_set.weight, "train_set")
         for v, name in zip(self.valid_sets, self.valid_names):
@@ -497,7 +507,8 @@ def _check_init_model(init, train_set, K):
                 or list(init.info.categories[j] or []) != list(info.categories[j] or [])):
             raise ValueError(f"init_model's categories of feature {info.names[j]!r} differ from "
                              "the Dataset's; build the Dataset from the data the model was "
-                             "trained on")
+                             "trained on, or with reference= a Dataset of that data (rows "
+                             "that lack some of its categories then keep its codes)")
     if init.info.unseen_left is not None and init.info.unseen_left.any():
         raise ValueError("init_model sends categories its training never saw left at every "
                          "split (XGBoost's rule, kept by the importer), which hardwood's "

@@ -319,6 +319,12 @@ def resolve_params(params) -> dict:
         raise ValueError("grow_policy='depthwise' needs max_depth > 0 or max_leaves > 0")
     if p["max_leaves"] == 1:
         raise ValueError("max_leaves must be 0 (no limit) or >= 2")
+    if p["max_leaves"] == 0 and any(ALIASES.get(k) == "max_leaves" and k != "max_leaves"
+                                    for k in params):
+        # LightGBM refuses num_leaves=0; taken as XGBoost's max_leaves=0 with LightGBM's
+        # depth, it grew trees without any limit
+        raise ValueError("num_leaves must be >= 2 (LightGBM's rule); for no leaf limit, "
+                         "give XGBoost's max_leaves=0 with a max_depth")
     if p["max_bin"] is not None:
         _num(p, "max_bin", 2, integer=True)
     if p["n_jobs"] is not None:

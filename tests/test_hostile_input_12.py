@@ -1,5 +1,7 @@
 """Inputs and parameters tried as a new user would (session 22): each test names what
 hardwood did before."""
+import os
+
 import numpy as np
 import pytest
 
@@ -183,3 +185,176 @@ def test_model_predict_lays_out_the_model_for_big_batches(monkeypatch):
     assert ("auto", (0, 5)) in m._compiled.layouts
     np.testing.assert_allclose(first, m.predict(X, iteration_range=(0, 5), runtime="naive"),
                                rtol=1e-12)
+
+
+def test_lightgbm_zero_band_thresholds_route_as_lightgbm():
+    """LightGBM reads every |x| <= 1e-35 as 0.0 when predicting. Its usual split between the
+    negatives and zero sits at float32(-1e-35), and an x equal to it went left in every
+    runtime, where LightGBM goes right (2.94 against 2.44 on a probe's model)."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(7)
+    x = np.where(rng.random(400) < 0.5, 0.0, -rng.random(400))
+    X = np.c_[x, rng.normal(size=400)]
+    y = (x < 0) * 5.0 + rng.normal(size=400) * 0.1
+    b = lgb.train({"objective": "regression", "verbose": -1, "num_leaves": 2},
+                  lgb.Dataset(X, y), 1)
+    z = float(np.float32(1e-35))
+    band = [-z, np.nextafter(-z, 0), -1e-36, -0.0, 0.0, 1e-36, z, np.nextafter(-z, -1), -1e-30,
+            np.nextafter(z, 1)]
+    T = np.c_[band, np.zeros(len(band))]
+    m = hw.import_model(b)
+    want = b.predict(T)
+    for rt in ("naive", "vpred", "struct+"):
+        np.testing.assert_allclose(m.predict(T, runtime=rt), want, rtol=1e-12, err_msg=rt)
+    np.testing.assert_allclose(m.predict(X), b.predict(X), rtol=1e-12)
+
+
+def test_codegen_refuses_trees_python_cannot_nest():
+    """``codegen`` allowed depth 200, and depth 99 failed with a bare IndentationError from
+    the generated file (Python nests at most 100 blocks). It names the depth now, and the
+    other runtimes predict the tree."""
+    from hardwood.data.convert import FeatureInfo
+    from hardwood.model.model import Model
+    from hardwood.model.tree import Tree
+    from hardwood.predict import codegen
+    depth = 99  # the shallowest that Python's 100 nested blocks cannot hold
+    assert codegen.MAX_DEPTH < depth
+    n = 2 * depth + 1  # a chain: node 2k splits, its left child 2k+1 is a leaf
+    feature = np.full(n, -1, np.int32)
+    left = np.full(n, -1, np.int64)
+    right = np.full(n, -1, np.int64)
+    threshold = np.zeros(n)
+    for k in range(depth):
+        i = 2 * k
+        feature[i], threshold[i] = 0, -float(k)
+        left[i], right[i] = i + 1, i + 2
+    tree = Tree.from_arrays(feature=feature, threshold=threshold, left=left, right=right,
+                            default_left=np.zeros(n, bool), is_categorical=np.zeros(n, bool),
+                            cat_offset=np.full(n, -1, np.int64),
+                            value=np.arange(n, dtype=np.float64), gain=np.zeros(n),
+                            cover=np.ones(n), count=np.ones(n, np.int64))
+    info = FeatureInfo(names=["f0"], is_categorical=np.zeros(1, bool), categories=[None])
+    m = Model([tree], np.zeros(1, np.int32), [0.0], "reg:squarederror", 1, info)
+    with pytest.raises(ValueError, match=f"depth {depth}"):
+        hw.compile(m, "codegen")
+    X = -np.arange(depth + 1, dtype=np.float64)[:, None] + 0.5
+    np.testing.assert_array_equal(hw.compile(m, "vpred").predict(X), m.predict(X, runtime="naive"))
+
+
+def _rounded(n=6000, d=4, seed=8):
+    rng = np.random.default_rng(seed)
+    X = np.round(rng.normal(size=(n, d)), 1).astype(np.float32)
+    return X, (X[:, 0] + rng.normal(size=n) > 0).astype(np.float64)
+
+
+def _make(X, y, step=2000):
+    def make():
+        for a in range(0, len(y), step):
+            yield X[a:a + step], y[a:a + step]
+    return make
+
+
+def test_a_corrupted_page_is_rebuilt_not_reused(tmp_path):
+    """A page with one byte changed (its length kept) passed the reuse check, which read
+    the header only: every later Dataset took the cache, and every training failed on the
+    checksum. The reuse check reads the checksums, so the cache is rebuilt."""
+    X, y = _rounded()
+    folder = str(tmp_path / "cache")
+    a = hw.Dataset.from_batches(_make(X, y), folder, page_bytes=20_000)
+    ref = hw.train({"max_depth": 3}, a, 3).predict(X)
+    page = a.pages_on_disk[0][1]
+    with open(page, "r+b") as fh:
+        fh.seek(os.path.getsize(page) - 10)
+        byte = fh.read(1)
+        fh.seek(-1, 1)
+        fh.write(bytes([byte[0] ^ 0xFF]))
+    b = hw.Dataset.from_batches(_make(X, y), folder, page_bytes=20_000)
+    np.testing.assert_array_equal(hw.train({"max_depth": 3}, b, 3).predict(X), ref)
+
+
+def test_a_cache_dir_rebuilt_by_another_dataset_is_named(tmp_path):
+    """Two Datasets of other data in one cache_dir: the second rewrites the first one's
+    pages, and training the first failed with "was built from other data or other
+    parameters", which did not name the cause."""
+    X, y = _rounded()
+    folder = str(tmp_path / "cache")
+    first = hw.Dataset.from_batches(_make(X, y), folder, page_bytes=20_000)
+    hw.Dataset.from_batches(_make(X + 1, y), folder, page_bytes=20_000)
+    with pytest.raises(ValueError, match="give each Dataset its own cache_dir"):
+        hw.train({"max_depth": 2}, first, 1)
+
+
+def test_predicting_a_dataset_is_named():
+    """``model.predict(hw.Dataset(...))`` said "X has non-numeric (object) values"."""
+    X, y = _rounded(n=300)
+    data = hw.Dataset(X, y)
+    m = hw.train({"max_depth": 2}, data, 2)
+    for run in (lambda: m.predict(data), lambda: hw.compile(m, "vpred").predict(data)):
+        with pytest.raises(TypeError, match="not a hardwood.Dataset"):
+            run()
+
+
+def test_from_files_refuses_the_label_as_weight(tmp_path):
+    """``from_files(weight=<the label column>)`` was taken: 0/1 labels weighed every negative
+    row 0."""
+    pd = pytest.importorskip("pandas")
+    X, y = _rounded(n=200)
+    path = tmp_path / "d.csv"
+    pd.DataFrame({"a": X[:, 0], "y": y}).to_csv(path, index=False)
+    with pytest.raises(ValueError, match="weight= names the label column 'y'"):
+        hw.Dataset.from_files(str(path), label="y", weight="y", cache_dir=str(tmp_path / "c"))
+
+
+def _queries(seed=9, n_q=30, size=20):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n_q * size, 5))
+    y = np.clip(np.round(X[:, 0] + rng.normal(size=n_q * size) * 0.5 + 2), 0, 4)
+    return X, y.astype(int), np.full(n_q, size)
+
+
+def test_imported_rankers_score_ndcg_with_their_gains():
+    """An imported LightGBM ranker of ``label_gain=[0, 1, 2, 3, 4]``, or an XGBoost one of
+    ``ndcg_exp_gain=False``, was scored (``score_ranking``, the report) with 2^g - 1: ndcg@10
+    0.975 against LightGBM's own 0.986. The importers keep the gains."""
+    from hardwood.metrics import score_ranking
+    from hardwood.ranking import ranking_metric
+    X, y, sizes = _queries()
+    ptr = np.concatenate([[0], np.cumsum(sizes)])
+    lgb = pytest.importorskip("lightgbm")
+    b = lgb.train({"objective": "lambdarank", "label_gain": [0, 1, 2, 3, 4], "verbose": -1,
+                   "num_leaves": 7, "eval_at": [10], "metric": "ndcg"},
+                  lgb.Dataset(X, y, group=sizes), 5)
+    m = hw.import_model(b)
+    assert m.params["label_gain"] == [0.0, 1.0, 2.0, 3.0, 4.0]
+    scores = dict(score_ranking(m, y.astype(float), m.predict(X), ptr)[0])
+    linear = ranking_metric("ndcg@10", y.astype(float), b.predict(X), ptr, np.arange(5.0))
+    np.testing.assert_allclose(scores["ndcg@10"], linear, rtol=1e-12)
+    default = hw.import_model(lgb.train({"objective": "lambdarank", "verbose": -1},
+                                        lgb.Dataset(X, y, group=sizes), 2))
+    assert "label_gain" not in default.params  # written empty: 2^g - 1, hardwood's default
+    xgb = pytest.importorskip("xgboost")
+    for exp_gain, gain in ((False, [0.0, 1.0, 2.0]), (True, None)):
+        bx = xgb.train({"objective": "rank:ndcg", "ndcg_exp_gain": exp_gain, "max_depth": 3},
+                       xgb.DMatrix(X, y, group=sizes), 3)
+        mx = hw.import_model(bx)
+        got = mx.params.get("label_gain")
+        assert (got is None) if gain is None else got[:3] == gain
+
+
+@pytest.mark.parametrize("objective,param,value", [
+    ("rank:pairwise", "lambdarank_truncation_level", 5),
+    ("rank:pairwise", "lambdarank_num_pair_per_sample", 2),
+    ("rank:pairwise", "lambdarank_norm", False),
+    ("reg:squarederror", "lambdarank_truncation_level", 5),
+    ("reg:squarederror", "label_gain", [0, 1, 2, 3, 4]),
+])
+def test_lambdarank_parameters_where_nothing_reads_them_are_refused(objective, param, value):
+    """``rank:pairwise`` (RankNet here) and the non-ranking objectives took LambdaMART's
+    parameters and ignored them; XGBoost's rank:pairwise honours them (0.7-1.5 off)."""
+    X, y, sizes = _queries()
+    data = hw.Dataset(X, y, group=sizes) if objective.startswith("rank") else hw.Dataset(X, y)
+    with pytest.raises(ValueError, match=param if param != "lambdarank_num_pair_per_sample"
+                       else "lambdarank_truncation_level"):
+        hw.train({"objective": objective, param: value}, data, 1)
+    hw.train({"objective": "rank:pairwise", "label_gain": [0, 1, 2, 3, 4]},
+             hw.Dataset(X, y, group=sizes), 1)  # the NDCG metric's gains: read

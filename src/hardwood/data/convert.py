@@ -307,6 +307,11 @@ def to_float_matrix(X, *, categorical_features=None, info: FeatureInfo | None = 
         raise ValueError("allow_no_rows needs info: training data must have rows")
     if X is None:
         raise TypeError(f"{what} must be a matrix, got None")
+    if type(X).__name__ == "Dataset" and type(X).__module__.startswith("hardwood."):
+        # (it was read as an object array: "X has non-numeric (object) values")
+        raise TypeError(f"{what} must be the rows' feature values (a numpy array, DataFrame, "
+                        "sparse matrix...), not a hardwood.Dataset: it holds their bins; "
+                        "pass the matrix it was built from")
     X = as_pandas_if_named_table(X)
     if _is_pandas_df(X):
         if info is None and feature_names is not None:

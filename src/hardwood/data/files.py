@@ -84,6 +84,10 @@ class FileBatches:
         elif not isinstance(label, str):
             raise ValueError(f"from_files needs label= the name of the label column of the "
                              f"{self.kind.upper()} files, got {label!r}")
+        elif weight is not None and weight == label:
+            # (accepted: 0/1 labels weighed their negative rows 0 without a word)
+            raise ValueError(f"weight= names the label column {label!r}; name the column of "
+                             "the rows' weights, or leave weight= out")
         elif self.kind == "parquet":
             self._parquet_columns(self.paths[0], self._parquet_file(self.paths[0]).schema_arrow)
         else:

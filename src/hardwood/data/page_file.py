@@ -87,13 +87,14 @@ def read_header(path):
 
 
 def page_ok(path, key: bytes) -> bool:
-    """Whether ``path`` holds a page of this format, built with ``key``, of the length its
-    header gives (the checksum is checked when the page is read)."""
+    """Whether ``path`` holds a page of this format, built with ``key``, whole: the length
+    its header gives and both checksums (a cache whose page only had a byte changed was
+    taken again by every later Dataset, and every training failed on it)."""
     try:
-        (*_, got_key, payload, _), size = _head(path)
+        read_page(path, key)
     except PageError:
         return False
-    return got_key == key and size == _HEAD.size + payload
+    return True
 
 
 def _parse(path, raw):
@@ -126,7 +127,10 @@ def read_page(path, key: bytes | None = None, cols: bool = True):
             head = fh.read(_HEAD.size)
             dtype, n, d, first, got_key, size, digests = _parse(path, head)
             if key is not None and got_key != key:
-                raise PageError(f"page {path!r} was built from other data or other parameters")
+                raise PageError(f"page {path!r} was built from other data or other "
+                                "parameters: another Dataset has rebuilt its cache_dir since "
+                                "(give each Dataset its own cache_dir), or the folder was "
+                                "changed by hand")
             if size_on_disk - _HEAD.size != size:
                 raise PageError(f"page {path!r} is truncated or padded: "
                                 f"{size_on_disk - _HEAD.size} payload bytes, its header says "
@@ -143,7 +147,8 @@ def read_page(path, key: bytes | None = None, cols: bool = True):
                                (buf[half:], digests[1], "column-major")):
         if part.size and _digest(memoryview(part)) != digest:
             raise PageError(f"page {path!r} is corrupted (checksum mismatch in its {name} "
-                            "bins)")
+                            "bins); build the Dataset again: a cache with a corrupted page "
+                            "is rebuilt")
     rows = buf[:half].view(dtype).reshape(n, d)
     return rows, (buf[half:].view(dtype).reshape(d, n) if cols else None), first
 

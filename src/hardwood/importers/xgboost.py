@@ -301,6 +301,17 @@ def _flag_array(v, what, n, booleans):
 _INT = re.compile(r"[+-]?[0-9]+")
 
 
+def _ndcg_linear_gain(learner) -> bool:
+    """Whether the ranker scores NDCG with the grades as gains (``ndcg_exp_gain``: '0')."""
+    obj = learner.get("objective")
+    lp = obj.get("lambdarank_param") if isinstance(obj, dict) else None
+    flag = lp.get("ndcg_exp_gain", "1") if isinstance(lp, dict) else "1"
+    if flag not in ("0", "1", "false", "true"):
+        fail(LIB, f"learner/objective/lambdarank_param/ndcg_exp_gain is {flag!r:.40}, not 0 "
+                  "or 1")
+    return flag in ("0", "false")
+
+
 def _param_int(params, key, default, what, cap):
     """An integer parameter that XGBoost stores as a string ("3")."""
     if key not in params:
@@ -538,6 +549,10 @@ def _import(d, where):
               "xgboost_version": ".".join(map(str, d.get("version", [])))}
     if parallel > 1:
         params["num_parallel_tree"] = parallel
+    if objective == "rank:ndcg" and _ndcg_linear_gain(learner):
+        # ndcg_exp_gain=False scores a grade g by g (hardwood's metrics took 2^g - 1: an
+        # imported model's ndcg@10 0.982 against XGBoost's 0.988)
+        params["label_gain"] = [float(g) for g in range(31)]  # grades 0..30, as ranking.py
     where.at = "the model"
     return make_model(LIB, trees, tree_info.tolist(), base, objective, K, info, params)
 

@@ -12,13 +12,16 @@ import numpy as np
 from ._cache import load_source
 from .treeshape import depth
 
-MAX_DEPTH = 200  # nested ifs deeper than this would strain the Python parser
+# Python's tokenizer takes at most 100 levels of indentation: the function's body and one
+# per tree level (depth 99 raised a bare IndentationError from the generated file)
+MAX_DEPTH = 98
 TREES_PER_CHUNK = 64
 # Numba's compile time grows with the code's size, faster than linearly in one function's
 # (one tree's): about 2 s for a 255-node tree, 7 s for 1023 nodes and 150 s for 4000 on the
 # 2-core machine of benchmarks/README.md. Beyond these sizes a first compile warns.
 WARN_NODES = 5000
 WARN_TREE_NODES = 1023
+WARN_TREES = 1000  # one function each: 2,100 stumps (6,300 nodes) took over 4 minutes
 
 
 def unsupported_reason(trees):
@@ -32,12 +35,13 @@ def slow_compile_warning(trees):
     """The warning text for generated code big enough to take Numba minutes, or None."""
     sizes = [len(t.feature) for t in trees]
     total, largest = sum(sizes), max(sizes, default=0)
-    if total <= WARN_NODES and largest <= WARN_TREE_NODES:
+    if total <= WARN_NODES and largest <= WARN_TREE_NODES and len(trees) <= WARN_TREES:
         return None
-    return (f"runtime 'codegen' generates code for {total} nodes (the largest tree has "
-            f"{largest}); Numba's first compile of code this size takes minutes (about 7 s per "
-            "1000 nodes, more for big trees), then it is cached. runtime='auto' (or 'vpred', "
-            "'pred', 'struct+') needs no generated code")
+    return (f"runtime 'codegen' generates code for {len(trees)} trees of {total} nodes (the "
+            f"largest has {largest}); Numba's first compile of code this size takes minutes "
+            "(about 7 s per 1000 nodes, more for big trees or many trees: 2,100 stumps took "
+            "over 4 minutes), then it is cached. runtime='auto' (or 'vpred', 'pred', "
+            "'struct+') needs no generated code")
 
 
 def _tree_source(t, name, bit_base):

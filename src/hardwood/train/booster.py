@@ -74,6 +74,7 @@ class Booster:
                              f"pairwise logistic, not of {p['objective']!r}: hardwood has no "
                              "LightGBM binary sigmoid parameter (the logistic of "
                              "binary:logistic has slope 1)")
+        _check_lambdarank_params(p, task)
         if task == "multiclass" and p["num_class"] is None:
             p["num_class"] = (init.n_outputs if init is not None
                               else _classes_from_labels(y, p["objective"]))
@@ -641,6 +642,24 @@ def _non_finite_message(it, k, y, p, w=None):
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+
+
+def _check_lambdarank_params(p, task):
+    """LambdaMART's parameters given where nothing reads them were ignored without a word:
+    ``rank:pairwise`` here is RankNet over every pair of a query (XGBoost's honours the
+    truncation and the normalisation: 0.7-1.5 off), and the other tasks have no queries."""
+    given = [k for k, default in (("lambdarank_truncation_level", 30),
+                                  ("lambdarank_norm", True), ("label_gain", None))
+             if p[k] != default and not (task == "ranking" and (
+                 k == "label_gain" or objective_class(p["objective"]).name == "rank:ndcg"))]
+    if not given:
+        return
+    if task == "ranking":
+        raise ValueError(f"{given[0]} applies to rank:ndcg (LambdaMART); hardwood's "
+                         "rank:pairwise is RankNet over every pair of a query, which it does "
+                         "not change: use rank:ndcg, or leave it out")
+    raise ValueError(f"{given[0]} applies to the ranking objectives (rank:ndcg), not "
+                     f"{p['objective']!r}")
 
 
 def _check_weight_range(w, what):

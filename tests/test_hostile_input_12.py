@@ -358,3 +358,40 @@ def test_lambdarank_parameters_where_nothing_reads_them_are_refused(objective, p
         hw.train({"objective": objective, param: value}, data, 1)
     hw.train({"objective": "rank:pairwise", "label_gain": [0, 1, 2, 3, 4]},
              hw.Dataset(X, y, group=sizes), 1)  # the NDCG metric's gains: read
+
+
+def test_lightgbm_ndcg_is_scored_at_its_cutoffs():
+    """Under LightGBM's 'lambdarank', metric 'ndcg' gave one full-list NDCG (XGBoost's
+    meaning: 0.989 where LightGBM reports ndcg@5 0.978), and ``eval_at`` was an unknown
+    parameter. LightGBM scores 'ndcg' and 'map' at each cutoff of eval_at (1-5 by default);
+    the values equal LightGBM's own."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y, sizes = _queries(seed=10)
+    Xv, yv, sv = _queries(seed=11)
+    params = {"objective": "lambdarank", "num_leaves": 7, "learning_rate": 0.1,
+              "verbose": -1}
+    train = hw.Dataset(X, y, group=sizes)
+    valid = hw.Dataset(Xv, yv, group=sv, reference=train)
+    for extra, keys in (({}, [f"ndcg@{k}" for k in range(1, 6)]),
+                        ({"metric": "ndcg", "eval_at": [3, 10]}, ["ndcg@3", "ndcg@10"]),
+                        ({"metric": ["map", "ndcg@2"], "ndcg_eval_at": 4}, ["map@4", "ndcg@2"])):
+        m = hw.train({**params, **extra}, train, 3, valid_sets=[valid], valid_names=["v"])
+        assert list(m.evals_result["v"]) == keys
+    res = {}
+    b = lgb.train({**params, "metric": "ndcg", "eval_at": [1, 3]},
+                  lgb.Dataset(X, y, group=sizes), 3,
+                  valid_sets=[lgb.Dataset(Xv, yv, group=sv)], valid_names=["v"],
+                  callbacks=[lgb.record_evaluation(res)])
+    from hardwood.metrics import get_metric
+    ptr = np.concatenate([[0], np.cumsum(sv)])
+    for k in (1, 3):  # hardwood's ndcg@k of LightGBM's predictions: LightGBM's value
+        got = get_metric(f"ndcg@{k}")(yv.astype(float), b.predict(Xv), np.ones(len(yv)),
+                                      group=ptr)
+        assert abs(got - res["v"][f"ndcg@{k}"][-1]) < 1e-9
+    with pytest.raises(ValueError, match="eval_at must be positive"):
+        hw.train({**params, "eval_at": [0]}, train, 1)
+    with pytest.raises(ValueError, match="does not score"):
+        hw.train({"eval_at": 3}, hw.Dataset(X, y), 1)
+    xgb_named = hw.train({"objective": "rank:ndcg", "eval_metric": "ndcg"}, train, 2,
+                         valid_sets=[valid], valid_names=["v"])
+    assert list(xgb_named.evals_result["v"]) == ["ndcg"]  # XGBoost's meaning, unchanged

@@ -6,7 +6,7 @@ import math
 import numbers
 import warnings
 
-from ..objectives import DEFAULT_OBJECTIVE
+from ..objectives import DEFAULT_OBJECTIVE, objective_class
 from . import sampling
 
 DEFAULTS = {
@@ -35,6 +35,7 @@ DEFAULTS = {
     "random_state": 0,
     "n_jobs": None,  # all cores
     "eval_metric": None,
+    "eval_at": None,  # LightGBM's cutoffs of 'ndcg' and 'map' (1-5 under its 'lambdarank')
     "num_class": None,
     "huber_slope": 1.0,
     "scale_pos_weight": 1.0,  # binary: the positive rows' gradients scaled (not the base score)
@@ -65,6 +66,7 @@ ALIASES = {
     "unbalance": "is_unbalance", "unbalanced_sets": "is_unbalance",
     "nthread": "n_jobs", "num_threads": "n_jobs", "n_threads": "n_jobs",
     "metric": "eval_metric", "num_classes": "num_class",
+    "ndcg_eval_at": "eval_at", "ndcg_at": "eval_at", "map_eval_at": "eval_at", "map_at": "eval_at",
     "verbosity": "verbose", "max_bins": "max_bin",
     # XGBoost's name of the top-k truncation of its default lambdarank_pair_method 'topk'
     "lambdarank_num_pair_per_sample": "lambdarank_truncation_level",
@@ -244,6 +246,41 @@ FOREIGN_HINTS = {
 }
 
 
+LIGHTGBM_EVAL_AT = [1, 2, 3, 4, 5]
+
+
+def _ranking_cutoffs(p, params):
+    """The metrics with LightGBM's ``eval_at`` applied: its 'ndcg' and 'map' are scored at
+    each cutoff (by default 1-5 under its objective name 'lambdarank', whose default metric is
+    'ndcg'), where XGBoost's bare 'ndcg' scores the whole list. Under 'lambdarank', 'ndcg'
+    reported one full-list NDCG (0.989 where LightGBM reports ndcg@5 0.978) and early
+    stopping followed it; it follows the last cutoff's now."""
+    at = p["eval_at"]
+    objective = params.get("objective")
+    lightgbm = isinstance(objective, str) and objective.lower() == "lambdarank"
+    if at is None and not lightgbm:
+        return p["eval_metric"]
+    if at is not None:
+        at = [at] if isinstance(at, numbers.Integral) else at
+        if (not isinstance(at, (list, tuple)) or not at
+                or not all(isinstance(k, numbers.Integral) and not isinstance(k, bool) and k >= 1
+                           for k in at)):
+            raise ValueError(f"eval_at must be positive cutoffs (an integer or a list of "
+                             f"them), got {p['eval_at']!r}")
+        if objective_class(p["objective"]).task != "ranking":
+            raise ValueError(f"eval_at gives the cutoffs of the ranking metrics 'ndcg' and "
+                             f"'map', which {p['objective']!r} does not score")
+    metrics = p["eval_metric"] if p["eval_metric"] is not None else ["ndcg"]
+    cut = [int(k) for k in (at or LIGHTGBM_EVAL_AT)]
+    out = []
+    for m in metrics:
+        out += [f"{m}@{k}" for k in cut] if m in ("ndcg", "map") else [m]
+    if at is not None and out == metrics:
+        raise ValueError(f"eval_at gives the cutoffs of 'ndcg' and 'map', but eval_metric is "
+                         f"{metrics!r}")
+    return out
+
+
 def resolve_params(params) -> dict:
     """Defaults + user params (aliases mapped), validated. Raises on unknown names."""
     if params is None:
@@ -354,6 +391,7 @@ def resolve_params(params) -> dict:
                 or not all(isinstance(name, str) for name in m)):
             raise TypeError(f"eval_metric must be a metric name or a list of them, got {m!r}")
         p["eval_metric"] = list(m)
+    p["eval_metric"] = _ranking_cutoffs(p, params)
     # LightGBM's verbose=-1 (and XGBoost's verbosity=0) mean silence: a negative level printed
     # the training profile
     v = p["verbose"]

@@ -395,3 +395,52 @@ def test_lightgbm_ndcg_is_scored_at_its_cutoffs():
     xgb_named = hw.train({"objective": "rank:ndcg", "eval_metric": "ndcg"}, train, 2,
                          valid_sets=[valid], valid_names=["v"])
     assert list(xgb_named.evals_result["v"]) == ["ndcg"]  # XGBoost's meaning, unchanged
+
+
+def test_custom_metrics_score_each_round_and_steer_early_stopping():
+    """``custom_metric=`` (XGBoost) and ``feval=`` (LightGBM) were unknown keywords. A
+    function of (pred, dataset) now scores each validation set after the built-in metrics;
+    early stopping follows the last one, maximised under LightGBM's third value or
+    ``maximize=True``, as the peers do."""
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(1200, 4))
+    y = (X[:, 0] + rng.normal(size=1200) > 0).astype(float)
+    train, valid = hw.Dataset(X[:800], y[:800]), None
+    valid = hw.Dataset(X[800:], y[800:], reference=train)
+    seen = []
+
+    def accuracy(pred, data):  # XGBoost's form
+        seen.append(pred.shape)
+        return "acc", float(np.mean((pred > 0.5) == data.get_label()))
+
+    p = {"objective": "binary:logistic", "max_depth": 3, "learning_rate": 0.3}
+    m = hw.train(p, train, 6, evals=[(valid, "v")], custom_metric=accuracy)
+    assert list(m.evals_result["v"]) == ["logloss", "acc"] and len(m.evals_result["v"]["acc"]) == 6
+    ref = m.predict(X[800:])
+    np.testing.assert_allclose(m.evals_result["v"]["acc"][-1],
+                               np.mean((ref > 0.5) == y[800:]), rtol=1e-12)
+    assert seen[0] == (400,)
+
+    def worse_each_round(pred, data):  # LightGBM's form, higher is better
+        return [("falls", -float(len(seen2))), ("rises", float(len(seen2)), True)]
+    seen2 = []
+
+    def counting(pred, data):
+        seen2.append(1)
+        return worse_each_round(pred, data)
+    m = hw.train(p, train, 20, valid_sets=[valid], valid_names=["v"], feval=counting,
+                 early_stopping_rounds=2)
+    assert m.num_boosted_rounds == 20  # 'rises' (the last) improves every round
+    m = hw.train(p, train, 20, valid_sets=[valid], valid_names=["v"],
+                 feval=lambda pr, d: ("falls", -float(len(seen2.append(1) or seen2)), True),
+                 early_stopping_rounds=2)
+    assert m.best_iteration == 0 and m.num_boosted_rounds == 3  # stops 2 rounds after
+    m = hw.train(p, train, 20, evals=[(valid, "v")], early_stopping_rounds=2, maximize=True,
+                 custom_metric=lambda pr, d: ("down", -float(len(seen2.append(1) or seen2))))
+    assert m.best_iteration == 0  # maximize=True: every later round is worse
+    for bad, match in ((lambda pr, d: 0.5, "must return"),
+                       (lambda pr, d: ("logloss", 0.5), "built-in metric")):
+        with pytest.raises((TypeError, ValueError), match=match):
+            hw.train(p, train, 1, evals=[(valid, "v")], custom_metric=bad)
+    with pytest.raises(ValueError, match="not both"):
+        hw.train(p, train, 1, evals=[(valid, "v")], custom_metric=accuracy, feval=accuracy)

@@ -28,6 +28,7 @@ from ..objectives import (get_objective, lightgbm_flavoured, metric_label_proble
                           objective_class, trains_as)
 from ..parallel import threads
 from . import sampling
+from .custom_metric import CustomMetrics
 from .grower import Grower, GrowParams, Profile, features_drawn
 from .params import MAX_CLASSES, resolve_params
 
@@ -123,6 +124,7 @@ class Booster:
                                      f"finite: labels range from {float(y.min()):g} to "
                                      f"{float(y.max()):g}; scale the labels")
         self.metric_names = p["eval_metric"] or [obj.default_metric]
+        self.custom_metrics = CustomMetrics()  # hardwood.train sets the user's
         for m in self.metric_names:
             M.get_metric(m)
             M.check_metric_for_objective(m, obj.name)
@@ -336,6 +338,9 @@ class Booster:
                                              gain=getattr(self.obj, "gain", None))
                              if M.is_ranking(m) else M.get_metric(m)(v.label, pred, vw))
                          for m in self.metric_names}
+            if self.custom_metrics:  # (custom_metric / feval: train/custom_metric.py)
+                user = pred[:, 0] if pred.ndim == 2 and pred.shape[1] == 1 else pred
+                out[name].update(self.custom_metrics.scores(user, v, name, out[name]))
         self.profile.add("other", t0)
         return out
 

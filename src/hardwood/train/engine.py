@@ -12,11 +12,13 @@ from ..data.dataset import Dataset
 from ..model.model import Model
 from .booster import Booster
 from .callback import CallbackContainer, EarlyStopping, EvaluationPrinter
+from .custom_metric import CustomMetrics
 
 
 def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_names=(),
           early_stopping_rounds=None, callbacks=(), verbose_eval=False,
-          init_model=None, *, evals=None, evals_result=None, xgb_model=None) -> Model:
+          init_model=None, *, evals=None, evals_result=None, xgb_model=None,
+          custom_metric=None, feval=None, maximize=None) -> Model:
     """Train a gradient-boosted tree model.
 
     Parameters follow XGBoost's names (LightGBM aliases accepted); see
@@ -30,6 +32,12 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     XGBoost's keywords are taken too: ``evals`` (``(Dataset, name)`` pairs: the validation
     sets and their names), ``evals_result`` (a dict that is filled with the scores, as the
     model's ``evals_result``) and ``xgb_model`` (``init_model``).
+
+    Metrics of your own: ``custom_metric=f`` (XGBoost's) or ``feval=f`` (LightGBM's; or a
+    list), ``f(pred, dataset)`` returning ``(name, value)`` or ``(name, value,
+    is_higher_better)``, or a list of them, scored after the built-in metrics on each
+    validation set (``hardwood/train/custom_metric.py``). ``maximize=True`` makes early
+    stopping maximise the metric it watches, as XGBoost's.
     """
     if evals is not None:
         if valid_sets or valid_names:
@@ -52,7 +60,9 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     if early_stopping_rounds is not None:
         if not isinstance(early_stopping_rounds, (int, np.integer)) or early_stopping_rounds < 1:
             raise ValueError("early_stopping_rounds must be a positive integer")
+    custom = CustomMetrics(custom_metric, feval, maximize)
     bst = Booster(params, train_set, valid_sets, valid_names, init_model=init_model)
+    bst.custom_metrics = custom
     model = train_booster(bst, num_boost_round, early_stopping_rounds, callbacks, verbose_eval)
     if evals_result is not None:
         evals_result.clear()
@@ -78,13 +88,12 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
                           f"{bst.valid_names[-1]!r}, which is the training set: its score only "
                           "improves, so training will not stop early. Put a held-out set "
                           "last", UserWarning, stacklevel=3)
-        last = bst.metric_names[-1]
-        es = EarlyStopping(int(early_stopping_rounds), last, bst.valid_names[-1],
-                           maximize=M.higher_is_better(last))
-        cbs.callbacks.append(es)
+        if not bst.custom_metrics:  # (else once the first round names their metrics)
+            es = _early_stopping(bst, early_stopping_rounds, bst.metric_names[-1])
+            cbs.callbacks.append(es)
     evals_result = {name: {m: [] for m in bst.metric_names} for name in bst.valid_names}
     t_start = time.perf_counter()
-    watched = bool(cbs.callbacks)
+    watched = bool(cbs.callbacks) or early_stopping_rounds is not None
     cbs.before_training(bst.model(evals_result) if watched else None)
     bst.expect_rounds(num_boost_round)
     for it in range(bst.rounds, bst.rounds + int(num_boost_round)):
@@ -93,7 +102,11 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
         bst.update()
         for name, scores in bst.eval().items():
             for m, v in scores.items():
-                evals_result[name][m].append(v)
+                evals_result[name].setdefault(m, []).append(v)
+        if early_stopping_rounds is not None and es is None:  # custom metrics: the last
+            es = _early_stopping(bst, early_stopping_rounds,
+                                 list(evals_result[bst.valid_names[-1]])[-1])
+            cbs.callbacks.append(es)
         if watched and cbs.after_iteration(bst.model(evals_result), it, evals_result):
             break
     # the best round of the built-in early stopping, else of an EarlyStopping the caller
@@ -110,6 +123,12 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
     if bst.params["verbose"]:
         print(format_profile(model.training_profile))
     return model
+
+
+def _early_stopping(bst, rounds, metric):
+    """Early stopping on ``metric`` of the last validation set."""
+    maximize = bst.custom_metrics.maximize_of(metric, M.higher_is_better)
+    return EarlyStopping(int(rounds), metric, bst.valid_names[-1], maximize=maximize)
 
 
 def format_profile(prof) -> str:

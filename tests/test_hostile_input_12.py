@@ -444,3 +444,45 @@ def test_custom_metrics_score_each_round_and_steer_early_stopping():
             hw.train(p, train, 1, evals=[(valid, "v")], custom_metric=bad)
     with pytest.raises(ValueError, match="not both"):
         hw.train(p, train, 1, evals=[(valid, "v")], custom_metric=accuracy, feval=accuracy)
+
+
+def test_custom_objectives_train_as_the_peers():
+    """``obj=`` (XGBoost) and a callable ``objective`` (LightGBM) were refused. A function of
+    (margins, dataset) -> (grad, hess) now grows the trees: the squared error's gives the
+    built-in model, a logistic loss's equals XGBoost's ``obj=`` model (margins, from its base
+    0.5), and bad returns are named."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(13)
+    X = np.round(rng.normal(size=(1500, 4)), 1)
+    y = (X[:, 0] + 0.5 * X[:, 1] + rng.normal(size=1500) > 0).astype(float)
+    data = hw.Dataset(X, y)
+    p = {"max_depth": 3, "learning_rate": 0.3, "reg_lambda": 1.0}
+
+    def squared(margin, d):
+        return margin - d.get_label(), np.ones_like(margin)
+
+    built_in = hw.train({**p, "base_score": 0.25}, data, 5)
+    mine = hw.train({**p, "base_score": 0.25}, data, 5, obj=squared)
+    np.testing.assert_allclose(mine.predict(X), built_in.predict(X), rtol=1e-6, atol=1e-6)
+    lightgbm_style = hw.train({**p, "objective": squared}, data, 5)
+    assert lightgbm_style.base_score[0] == 0.0 and mine.base_score[0] == 0.25
+
+    def logistic(margin, d):
+        prob = 1.0 / (1.0 + np.exp(-margin))
+        return prob - d.get_label(), prob * (1.0 - prob)
+
+    ours = hw.train(p, data, 5, obj=logistic)
+    theirs = xgb.train({**p, "tree_method": "hist", "max_bin": 256}, xgb.DMatrix(X, y), 5,
+                       obj=logistic)
+    assert ours.base_score[0] == 0.5
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-5)
+    for bad, match in ((lambda m, d: m, "must return"),
+                       (lambda m, d: (m[:5], m[:5]), "shape"),
+                       (lambda m, d: (m, -np.ones_like(m)), "hess is negative"),
+                       (lambda m, d: (m * np.nan, m), "non-finite")):
+        with pytest.raises((TypeError, ValueError), match=match):
+            hw.train(p, data, 1, obj=bad)
+    with pytest.raises(ValueError, match="one output of raw margins"):
+        hw.train({**p, "objective": "binary:logistic"}, data, 1, obj=logistic)
+    with pytest.raises(ValueError, match="once"):
+        hw.train({**p, "objective": squared}, data, 1, obj=squared)

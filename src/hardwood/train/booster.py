@@ -29,6 +29,7 @@ from ..objectives import (get_objective, lightgbm_flavoured, metric_label_proble
 from ..parallel import threads
 from . import sampling
 from .custom_metric import CustomMetrics
+from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
 from .params import MAX_CLASSES, resolve_params
 
@@ -39,10 +40,12 @@ class Booster:
     :class:`hardwood.Model` of its own, which later rounds do not change)."""
 
     def __init__(self, params, train_set: Dataset, valid_sets=(), valid_names=(),
-                 init_model=None, pages=None):
+                 init_model=None, pages=None, custom_objective=None):
         """``pages``: rows that live elsewhere, worked by a ``Pages`` object of the caller's
         (``hardwood.dask``: the partitions on the workers); ``train_set`` then holds the
-        labels, weights and bins but no binned matrices."""
+        labels, weights and bins but no binned matrices. ``custom_objective``: ``(f,
+        keyword)``, a function of (margins, dataset) -> (grad, hess) and the keyword it came
+        by, 'obj' or 'objective' (``train/custom_objective.py``)."""
         p = resolve_params(params)
         if not isinstance(train_set, Dataset):
             raise TypeError(f"train_set must be a hardwood.Dataset, got {type(train_set).__name__}")
@@ -80,6 +83,13 @@ class Booster:
             p["num_class"] = (init.n_outputs if init is not None
                               else _classes_from_labels(y, p["objective"]))
         obj = get_objective(p["objective"], p)
+        if custom_objective is not None:
+            if obj.name != "reg:squarederror" or p["num_class"] is not None:
+                raise ValueError("a custom objective trains one output of raw margins: leave "
+                                 "objective and num_class out (a custom multiclass objective "
+                                 "is not supported yet), and apply the link to the "
+                                 "predictions yourself")
+            obj = CustomObjective(*custom_objective[:1], train_set, p, custom_objective[1])
         if (p["scale_pos_weight"] != 1.0 or p["is_unbalance"]) and obj.task != "binary":
             # (XGBoost takes scale_pos_weight for regression too, LightGBM ignores it there)
             given = "scale_pos_weight" if p["scale_pos_weight"] != 1.0 else "is_unbalance"
@@ -187,7 +197,8 @@ class Booster:
         # stay there; pages name the objectives they compute (default: the device's)
         there = getattr(self.pages, "margin_objectives", None)
         self._dev = (getattr(self.pages, "bind_margins", None) is not None
-                     and obj.name in (there or _device_objectives()) and not obj.refit_leaves)
+                     and obj.name in (there or _device_objectives()) and not obj.refit_leaves
+                     and custom_objective is None)
         if self._dev:
             self.pages.bind_margins(obj, y, obj.gradient_weight(y, train_set.weight), self.pred)
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included

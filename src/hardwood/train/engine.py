@@ -18,7 +18,7 @@ from .custom_metric import CustomMetrics
 def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_names=(),
           early_stopping_rounds=None, callbacks=(), verbose_eval=False,
           init_model=None, *, evals=None, evals_result=None, xgb_model=None,
-          custom_metric=None, feval=None, maximize=None) -> Model:
+          custom_metric=None, feval=None, maximize=None, obj=None) -> Model:
     """Train a gradient-boosted tree model.
 
     Parameters follow XGBoost's names (LightGBM aliases accepted); see
@@ -38,6 +38,10 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
     is_higher_better)``, or a list of them, scored after the built-in metrics on each
     validation set (``hardwood/train/custom_metric.py``). ``maximize=True`` makes early
     stopping maximise the metric it watches, as XGBoost's.
+
+    An objective of your own: ``obj=f`` (XGBoost's) or ``params['objective'] = f``
+    (LightGBM's), ``f(margins, dataset) -> (grad, hess)`` per training row; the model then
+    predicts raw margins (``hardwood/train/custom_objective.py``).
     """
     if evals is not None:
         if valid_sets or valid_names:
@@ -61,7 +65,20 @@ def train(params, train_set: Dataset, num_boost_round=100, valid_sets=(), valid_
         if not isinstance(early_stopping_rounds, (int, np.integer)) or early_stopping_rounds < 1:
             raise ValueError("early_stopping_rounds must be a positive integer")
     custom = CustomMetrics(custom_metric, feval, maximize)
-    bst = Booster(params, train_set, valid_sets, valid_names, init_model=init_model)
+    custom_objective = None
+    if isinstance(params, dict) and callable(params.get("objective")):
+        if obj is not None:
+            raise ValueError("give the custom objective once: obj= (XGBoost's keyword) or "
+                             "params['objective'] (LightGBM's)")
+        custom_objective = (params["objective"], "objective")
+        params = {k: v for k, v in params.items() if k != "objective"}
+    elif obj is not None:
+        if not callable(obj):
+            raise TypeError(f"obj must be a function f(margins, dataset) -> (grad, hess), "
+                            f"got {obj!r:.80}")
+        custom_objective = (obj, "obj")
+    bst = Booster(params, train_set, valid_sets, valid_names, init_model=init_model,
+                  custom_objective=custom_objective)
     bst.custom_metrics = custom
     model = train_booster(bst, num_boost_round, early_stopping_rounds, callbacks, verbose_eval)
     if evals_result is not None:

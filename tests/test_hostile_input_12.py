@@ -388,6 +388,8 @@ def test_lightgbm_ndcg_is_scored_at_its_cutoffs():
         got = get_metric(f"ndcg@{k}")(yv.astype(float), b.predict(Xv), np.ones(len(yv)),
                                       group=ptr)
         assert abs(got - res["v"][f"ndcg@{k}"][-1]) < 1e-9
+    again = hw.train(m.params, train, 3, valid_sets=[valid], valid_names=["v"])
+    assert list(again.evals_result["v"]) == ["map@4", "ndcg@2"]  # a model's params retrain
     with pytest.raises(ValueError, match="eval_at must be positive"):
         hw.train({**params, "eval_at": [0]}, train, 1)
     with pytest.raises(ValueError, match="does not score"):

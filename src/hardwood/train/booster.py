@@ -89,7 +89,8 @@ class Booster:
                                  "objective and num_class out (a custom multiclass objective "
                                  "is not supported yet), and apply the link to the "
                                  "predictions yourself")
-            obj = CustomObjective(*custom_objective[:1], train_set, p, custom_objective[1])
+            fn, keyword = custom_objective
+            obj = CustomObjective(fn, train_set, p, keyword)
         if (p["scale_pos_weight"] != 1.0 or p["is_unbalance"]) and obj.task != "binary":
             # (XGBoost takes scale_pos_weight for regression too, LightGBM ignores it there)
             given = "scale_pos_weight" if p["scale_pos_weight"] != 1.0 else "is_unbalance"

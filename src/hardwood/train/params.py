@@ -392,6 +392,7 @@ def resolve_params(params) -> dict:
             raise TypeError(f"eval_metric must be a metric name or a list of them, got {m!r}")
         p["eval_metric"] = list(m)
     p["eval_metric"] = _ranking_cutoffs(p, params)
+    p["eval_at"] = None  # applied: resolving the result again (a model's params) keeps it
     # LightGBM's verbose=-1 (and XGBoost's verbosity=0) mean silence: a negative level printed
     # the training profile
     v = p["verbose"]

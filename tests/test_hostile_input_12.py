@@ -488,3 +488,39 @@ def test_custom_objectives_train_as_the_peers():
         hw.train({**p, "objective": "binary:logistic"}, data, 1, obj=logistic)
     with pytest.raises(ValueError, match="once"):
         hw.train({**p, "objective": squared}, data, 1, obj=squared)
+
+
+def test_estimators_take_eval_metric_functions():
+    """The estimators' ``eval_metric`` took names only; a function (XGBoost's and
+    LightGBM's scikit-learn estimators take ``f(y_true, y_pred)``) was refused as "must be a
+    metric name". It is scored on each eval set, after the named metrics, and early stopping
+    follows it (minimised, or as LightGBM's third value says)."""
+    from sklearn.metrics import mean_absolute_error
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(900, 3))
+    y = X[:, 0] + rng.normal(size=900) * 0.5
+    w = rng.uniform(0.5, 2.0, size=300)
+    est = hw.GBDTRegressor(n_estimators=8, max_depth=3,
+                           eval_metric=["rmse", mean_absolute_error])
+    est.fit(X[:600], y[:600], eval_set=[(X[600:], y[600:])], sample_weight_eval_set=[w])
+    scores = est.evals_result_["validation_0"]
+    assert list(scores) == ["rmse", "mean_absolute_error"]
+    np.testing.assert_allclose(scores["mean_absolute_error"][-1],
+                               mean_absolute_error(y[600:], est.predict(X[600:]),
+                                                   sample_weight=w), rtol=1e-6)
+
+    def r2_lightgbm_style(y_true, y_pred):
+        residual = np.sum((y_true - y_pred) ** 2)
+        return "r2", 1 - residual / np.sum((y_true - y_true.mean()) ** 2), True
+    est = hw.GBDTRegressor(n_estimators=30, max_depth=3, learning_rate=0.5,
+                           eval_metric=r2_lightgbm_style, early_stopping_rounds=3)
+    est.fit(X[:600], y[:600], eval_set=[(X[600:], y[600:])])
+    r2 = est.evals_result_["validation_0"]["r2"]
+    assert est.best_iteration_ == int(np.argmax(r2))  # maximised
+    clf = hw.GBDTClassifier(n_estimators=4, max_depth=2,
+                            eval_metric=lambda t, p: float(np.mean((p > 0.5) == t)))
+    clf.fit(X[:600], y[:600] > 0, eval_set=[(X[600:], y[600:] > 0)])
+    assert list(clf.evals_result_["validation_0"]) == ["logloss", "<lambda>"]
+    with pytest.raises(TypeError, match="must return a number"):
+        hw.GBDTRegressor(n_estimators=2, eval_metric=lambda t, p: "x").fit(
+            X[:600], y[:600], eval_set=[(X[600:], y[600:])])

@@ -4,6 +4,11 @@
 They follow scikit-learn's conventions (constructor parameters stored as given and checked in
 ``fit``; fitted attributes end in ``_``) and pass ``sklearn.utils.estimator_checks``.
 
+``eval_metric`` takes metric names and functions ``f(y_true, y_pred)`` (with
+``sample_weight=`` or a third argument, the eval set's weights are passed), as XGBoost's and
+LightGBM's estimators: a function returns the value (named by the function, minimised by early
+stopping) or LightGBM's ``(name, value, is_higher_better)``.
+
 Data handling:
 
 - numpy arrays, array-likes and scipy sparse matrices go through scikit-learn's
@@ -22,6 +27,7 @@ Data handling:
 from __future__ import annotations
 
 import copy
+import inspect
 import numbers
 
 import numpy as np
@@ -152,8 +158,9 @@ class _GBDTBase(BaseEstimator):
             "device": self.device,
             "scale_pos_weight": self.scale_pos_weight,
         }
-        if self.eval_metric is not None:
-            p["eval_metric"] = self.eval_metric
+        named = [m for m in _metric_list(self.eval_metric) if not callable(m)]
+        if named:
+            p["eval_metric"] = named
         if self.base_score is not None:
             p["base_score"] = self.base_score
         return p
@@ -276,9 +283,11 @@ class _GBDTBase(BaseEstimator):
                 valid_names.append(f"validation_{i}")
         if self.early_stopping_rounds is not None and not valid_sets:
             raise ValueError("early_stopping_rounds needs a validation set: pass eval_set to fit")
+        funcs = [m for m in _metric_list(self.eval_metric) if callable(m)]
         model = train(params, train_set, num_boost_round=int(self.n_estimators),
                       valid_sets=valid_sets, valid_names=valid_names,
-                      early_stopping_rounds=self.early_stopping_rounds, verbose_eval=verbose)
+                      early_stopping_rounds=self.early_stopping_rounds, verbose_eval=verbose,
+                      feval=[_estimator_metric(f) for f in funcs] or None)
         self.model_ = model
         self.evals_result_ = model.evals_result
         self.best_iteration_ = (model.best_iteration
@@ -310,6 +319,55 @@ class _GBDTBase(BaseEstimator):
 def both_classes(p):
     """(rows, 2) probabilities of a binary model's positive-class probabilities ``p``."""
     return np.stack([1.0 - p, p], axis=1)
+
+
+def _metric_list(eval_metric):
+    """``eval_metric`` as a list: names and functions (None: none)."""
+    if eval_metric is None:
+        return []
+    if isinstance(eval_metric, str) or callable(eval_metric):
+        return [eval_metric]
+    return list(eval_metric)
+
+
+def _estimator_metric(f):
+    """A function of the estimators' ``eval_metric``, ``f(y_true, y_pred)`` (or with
+    ``sample_weight``), as ``train``'s ``feval``: XGBoost's form returns the value (named by
+    the function, minimised), LightGBM's ``(name, value, is_higher_better)``. ``y_pred`` is
+    what ``predict`` gives (a classifier's probabilities), ``y_true`` the encoded labels."""
+    name = getattr(f, "__name__", type(f).__name__)
+    weighs = _weight_argument(f)
+
+    def feval(pred, data):
+        w = data.get_weight()
+        if w is None or weighs is None:
+            got = f(data.get_label(), pred)
+        elif weighs == "sample_weight":  # XGBoost's (and scikit-learn's metrics') keyword
+            got = f(data.get_label(), pred, sample_weight=w)
+        else:  # LightGBM's third argument
+            got = f(data.get_label(), pred, w)
+        if isinstance(got, tuple):
+            return got
+        if not isinstance(got, numbers.Real) or isinstance(got, bool):
+            raise TypeError(f"eval_metric {name!r} must return a number, or LightGBM's "
+                            f"(name, value, is_higher_better), got {got!r:.80}")
+        return name, float(got), False
+    return feval
+
+
+def _weight_argument(f):
+    """How ``f`` takes the weights: 'sample_weight' (a parameter of that name), 'third' (a
+    third positional parameter, LightGBM's form) or None (two parameters: none)."""
+    try:
+        params = list(inspect.signature(f).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    if any(q.name == "sample_weight" for q in params):
+        return "sample_weight"
+    positional = [q for q in params if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
+    if len(positional) >= 3 or any(q.kind == q.VAR_POSITIONAL for q in params):
+        return "third"
+    return None
 
 
 def _objective_for(estimator, objective, tasks):

@@ -524,3 +524,28 @@ def test_estimators_take_eval_metric_functions():
     with pytest.raises(TypeError, match="must return a number"):
         hw.GBDTRegressor(n_estimators=2, eval_metric=lambda t, p: "x").fit(
             X[:600], y[:600], eval_set=[(X[600:], y[600:])])
+
+
+def test_regressor_takes_an_objective_function():
+    """``GBDTRegressor(objective=f)`` failed with "unknown objective <function ...>"; XGBoost's
+    and LightGBM's estimators take ``f(y_true, y_pred) -> (grad, hess)``. The squared error's
+    gives the built-in model from the same start; weights scale the gradients unless ``f``
+    takes them; the classifier says where a loss function goes."""
+    rng = np.random.default_rng(15)
+    X = rng.normal(size=(800, 3))
+    y = X[:, 0] + rng.normal(size=800) * 0.3
+    w = rng.uniform(0.5, 2.0, size=800)
+
+    def squared(y_true, y_pred):
+        return y_pred - y_true, np.ones_like(y_pred)
+
+    def squared_weighted(y_true, y_pred, sample_weight):
+        return (y_pred - y_true) * sample_weight, sample_weight
+
+    kw = {"n_estimators": 5, "max_depth": 3, "base_score": 0.0}
+    built_in = hw.GBDTRegressor(**kw).fit(X, y, sample_weight=w)
+    for f in (squared, squared_weighted):
+        mine = hw.GBDTRegressor(objective=f, **kw).fit(X, y, sample_weight=w)
+        np.testing.assert_allclose(mine.predict(X), built_in.predict(X), rtol=1e-5, atol=1e-5)
+    with pytest.raises(ValueError, match="GBDTRegressor does"):
+        hw.GBDTClassifier(objective=squared).fit(X, y > 0)

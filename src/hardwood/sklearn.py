@@ -4,6 +4,10 @@
 They follow scikit-learn's conventions (constructor parameters stored as given and checked in
 ``fit``; fitted attributes end in ``_``) and pass ``sklearn.utils.estimator_checks``.
 
+``GBDTRegressor(objective=f)`` takes a loss of your own, ``f(y_true, y_pred) -> (grad, hess)``
+in the raw margins ``y_pred``, as XGBoost's and LightGBM's estimators; its model then predicts
+raw margins from a start of 0 (or ``base_score``), and the sample weights scale the gradients
+unless ``f`` takes them (``sample_weight=`` or a third argument).
 ``eval_metric`` takes metric names and functions ``f(y_true, y_pred)`` (with
 ``sample_weight=`` or a third argument, the eval set's weights are passed), as XGBoost's and
 LightGBM's estimators: a function returns the value (named by the function, minimised by early
@@ -135,7 +139,7 @@ class _GBDTBase(BaseEstimator):
         if not isinstance(self.max_bin, numbers.Integral) or self.max_bin < 2:
             raise ValueError(f"max_bin must be an integer >= 2, got {self.max_bin!r}")
         p = {
-            "objective": objective,
+            "objective": _estimator_objective(objective) if callable(objective) else objective,
             "learning_rate": self.learning_rate,
             "max_depth": self.max_depth,
             "max_leaves": self.max_leaves,
@@ -355,6 +359,26 @@ def _estimator_metric(f):
     return feval
 
 
+def _estimator_objective(f):
+    """An ``objective`` function of the estimators, ``f(y_true, y_pred) -> (grad, hess)``
+    (XGBoost's and LightGBM's form; ``y_pred`` the raw margins), as ``train``'s callable
+    objective. The sample weights go to ``f`` where it takes them (``sample_weight=`` or a
+    third argument), else they scale its grad and hess, as LightGBM does."""
+    weighs = _weight_argument(f)
+
+    def objective(margin, data):
+        y, w = data.get_label(), data.get_weight()
+        if w is None:
+            return f(y, margin)
+        if weighs == "sample_weight":
+            return f(y, margin, sample_weight=w)
+        if weighs == "third":
+            return f(y, margin, w)
+        g, h = f(y, margin)
+        return np.asarray(g) * w, np.asarray(h) * w
+    return objective
+
+
 def _weight_argument(f):
     """How ``f`` takes the weights: 'sample_weight' (a parameter of that name), 'third' (a
     third positional parameter, LightGBM's form) or None (two parameters: none)."""
@@ -373,6 +397,12 @@ def _weight_argument(f):
 def _objective_for(estimator, objective, tasks):
     """``objective`` checked against the estimator's tasks ('regression', 'binary',
     'multiclass'): a classifier never trains a regression objective, nor the reverse."""
+    if callable(objective):
+        if "regression" not in tasks:
+            raise ValueError(f"{type(estimator).__name__} takes no objective function: "
+                             "GBDTRegressor does (its model predicts raw margins), or train "
+                             "one with hardwood.train(..., obj=f)")
+        return objective
     task = objective_class(objective).task
     if task not in tasks:
         kind = ("classification" if "binary" in tasks else

@@ -549,3 +549,28 @@ def test_regressor_takes_an_objective_function():
         np.testing.assert_allclose(mine.predict(X), built_in.predict(X), rtol=1e-5, atol=1e-5)
     with pytest.raises(ValueError, match="GBDTRegressor does"):
         hw.GBDTClassifier(objective=squared).fit(X, y > 0)
+
+
+def test_from_batches_names_a_bad_cache_dir_and_page_size(tmp_path):
+    """``cache_dir=None`` was a bare TypeError from ``os.makedirs``, and ``page_bytes=0.5``
+    said "must be positive, got 0.5"."""
+    X, y = _rounded(n=300)
+    with pytest.raises(TypeError, match="cache_dir must be the path of a folder"):
+        hw.Dataset.from_batches(_make(X, y), None)
+    for bad in (0.5, 0, True, "1"):
+        with pytest.raises(ValueError, match="page_bytes must be a whole number"):
+            hw.Dataset.from_batches(_make(X, y), str(tmp_path), page_bytes=bad)
+    data = hw.Dataset.from_batches(_make(X, y), str(tmp_path), page_bytes=20_000.0)
+    assert data.n_rows == 300
+
+
+def test_estimators_record_the_best_score():
+    """After early stopping the estimators kept ``best_iteration_`` but not the score
+    (XGBoost's ``best_score``, LightGBM's ``best_score_``)."""
+    X, y, sizes = _queries(seed=16)
+    Xv, yv, sv = _queries(seed=17)
+    rk = hw.GBDTRanker(n_estimators=30, early_stopping_rounds=2, learning_rate=0.5)
+    rk.fit(X, y, group=sizes, eval_set=[(Xv, yv)], eval_group=[sv])
+    scores = rk.evals_result_["validation_0"]["ndcg@10"]
+    assert rk.best_score_ == max(scores) == scores[rk.best_iteration_]
+    assert hw.GBDTRegressor(n_estimators=2).fit(X, y).best_score_ is None

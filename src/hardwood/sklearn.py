@@ -296,6 +296,8 @@ class _GBDTBase(BaseEstimator):
         self.evals_result_ = model.evals_result
         self.best_iteration_ = (model.best_iteration
                                 if self.early_stopping_rounds is not None else None)
+        self.best_score_ = (model.best_score  # (XGBoost's best_score; LightGBM's best_score_)
+                            if self.early_stopping_rounds is not None else None)
         return self
 
     @property

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import numbers
 import os
 import warnings
 
@@ -72,8 +73,15 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
     if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
             or not 2 <= max_bin <= 65536):
         raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")
-    if int(page_bytes) < 1:
-        raise ValueError(f"page_bytes must be positive, got {page_bytes!r}")
+    if not isinstance(cache_dir, (str, os.PathLike)):
+        raise TypeError(f"cache_dir must be the path of a folder for the binned pages, got "
+                        f"{cache_dir!r:.60}")
+    if (isinstance(page_bytes, bool) or not isinstance(page_bytes, numbers.Real)
+            or not float(page_bytes).is_integer() or page_bytes < 1):
+        # (0.5 said "must be positive, got 0.5")
+        raise ValueError(f"page_bytes must be a whole number of bytes >= 1, got "
+                         f"{page_bytes!r:.60}")
+    page_bytes = int(page_bytes)
     # pass 1: sketches, labels, weights
     info, sketches, labels, weights, sizes = None, None, [], [], []
     data_digest = hashlib.blake2b(digest_size=32)  # the features: a cache of other data is

@@ -342,16 +342,10 @@ def _estimator_metric(f):
     the function, minimised), LightGBM's ``(name, value, is_higher_better)``. ``y_pred`` is
     what ``predict`` gives (a classifier's probabilities), ``y_true`` the encoded labels."""
     name = getattr(f, "__name__", type(f).__name__)
-    weighs = _weight_argument(f)
+    call = _weighted_call(f)
 
     def feval(pred, data):
-        w = data.get_weight()
-        if w is None or weighs is None:
-            got = f(data.get_label(), pred)
-        elif weighs == "sample_weight":  # XGBoost's (and scikit-learn's metrics') keyword
-            got = f(data.get_label(), pred, sample_weight=w)
-        else:  # LightGBM's third argument
-            got = f(data.get_label(), pred, w)
+        got = call(data.get_label(), pred, data.get_weight())
         if isinstance(got, tuple):
             return got
         if not isinstance(got, numbers.Real) or isinstance(got, bool):
@@ -366,34 +360,37 @@ def _estimator_objective(f):
     (XGBoost's and LightGBM's form; ``y_pred`` the raw margins), as ``train``'s callable
     objective. The sample weights go to ``f`` where it takes them (``sample_weight=`` or a
     third argument), else they scale its grad and hess, as LightGBM does."""
-    weighs = _weight_argument(f)
+    call = _weighted_call(f)
 
     def objective(margin, data):
-        y, w = data.get_label(), data.get_weight()
-        if w is None:
-            return f(y, margin)
-        if weighs == "sample_weight":
-            return f(y, margin, sample_weight=w)
-        if weighs == "third":
-            return f(y, margin, w)
-        g, h = f(y, margin)
+        w = data.get_weight()
+        if w is None or call.takes_weights:
+            return call(data.get_label(), margin, w)
+        g, h = f(data.get_label(), margin)
         return np.asarray(g) * w, np.asarray(h) * w
     return objective
 
 
-def _weight_argument(f):
-    """How ``f`` takes the weights: 'sample_weight' (a parameter of that name), 'third' (a
-    third positional parameter, LightGBM's form) or None (two parameters: none)."""
+def _weighted_call(f):
+    """``call(y_true, y_pred, w)``: ``f`` with the weights ``w`` where it takes them, by
+    ``sample_weight=`` (XGBoost's and scikit-learn's keyword) or as a third positional
+    argument (LightGBM's form), else (or for ``w`` None) ``f(y_true, y_pred)``;
+    ``call.takes_weights`` says which."""
     try:
         params = list(inspect.signature(f).parameters.values())
     except (TypeError, ValueError):
-        return None
-    if any(q.name == "sample_weight" for q in params):
-        return "sample_weight"
+        params = []
+    keyword = any(q.name == "sample_weight" for q in params)
     positional = [q for q in params if q.kind in (q.POSITIONAL_ONLY, q.POSITIONAL_OR_KEYWORD)]
-    if len(positional) >= 3 or any(q.kind == q.VAR_POSITIONAL for q in params):
-        return "third"
-    return None
+    third = not keyword and (len(positional) >= 3
+                             or any(q.kind == q.VAR_POSITIONAL for q in params))
+
+    def call(y, pred, w):
+        if w is None or not (keyword or third):
+            return f(y, pred)
+        return f(y, pred, sample_weight=w) if keyword else f(y, pred, w)
+    call.takes_weights = keyword or third
+    return call
 
 
 def _objective_for(estimator, objective, tasks):

@@ -31,7 +31,7 @@ from . import sampling
 from .custom_metric import CustomMetrics
 from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
-from .params import MAX_CLASSES, resolve_params
+from .params import DEFAULTS, MAX_CLASSES, resolve_params
 
 
 class Booster:
@@ -665,9 +665,8 @@ def _check_lambdarank_params(p, task):
     """LambdaMART's parameters given where nothing reads them were ignored without a word:
     ``rank:pairwise`` here is RankNet over every pair of a query (XGBoost's honours the
     truncation and the normalisation: 0.7-1.5 off), and the other tasks have no queries."""
-    given = [k for k, default in (("lambdarank_truncation_level", 30),
-                                  ("lambdarank_norm", True), ("label_gain", None))
-             if p[k] != default and not (task == "ranking" and (
+    given = [k for k in ("lambdarank_truncation_level", "lambdarank_norm", "label_gain")
+             if p[k] != DEFAULTS[k] and not (task == "ranking" and (
                  k == "label_gain" or objective_class(p["objective"]).name == "rank:ndcg"))]
     if not given:
         return

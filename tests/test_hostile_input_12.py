@@ -574,3 +574,22 @@ def test_estimators_record_the_best_score():
     scores = rk.evals_result_["validation_0"]["ndcg@10"]
     assert rk.best_score_ == max(scores) == scores[rk.best_iteration_]
     assert hw.GBDTRegressor(n_estimators=2).fit(X, y).best_score_ is None
+
+
+def test_custom_functions_cannot_change_the_training_labels():
+    """A custom objective or metric is handed the Dataset; ``get_label()`` returned the
+    training labels themselves, so a function that wrote into them (``y -= 1``) changed the
+    data the next rounds train and score on, without a word. They are read-only views."""
+    rng = np.random.default_rng(18)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0].copy()
+    data = hw.Dataset(X, y, weight=np.ones(300))
+
+    def writes(margin, d):
+        labels = d.get_label()
+        labels -= 1.0
+        return margin - labels, np.ones_like(margin)
+    with pytest.raises(ValueError, match="read-only"):
+        hw.train({"max_depth": 2}, data, 2, obj=writes)
+    np.testing.assert_array_equal(data.get_label(), y)
+    assert not data.get_weight().flags.writeable

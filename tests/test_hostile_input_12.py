@@ -579,7 +579,8 @@ def test_estimators_record_the_best_score():
 def test_custom_functions_cannot_change_the_training_labels():
     """A custom objective or metric is handed the Dataset; ``get_label()`` returned the
     training labels themselves, so a function that wrote into them (``y -= 1``) changed the
-    data the next rounds train and score on, without a word. They are read-only views."""
+    data the next rounds train and score on, without a word. They are read-only while it
+    runs, and writable again after."""
     rng = np.random.default_rng(18)
     X = rng.normal(size=(300, 3))
     y = X[:, 0].copy()
@@ -592,4 +593,11 @@ def test_custom_functions_cannot_change_the_training_labels():
     with pytest.raises(ValueError, match="read-only"):
         hw.train({"max_depth": 2}, data, 2, obj=writes)
     np.testing.assert_array_equal(data.get_label(), y)
-    assert not data.get_weight().flags.writeable
+
+    def metric_writes(pred, d):
+        d.get_weight()[:] = 0.0
+        return "x", 0.0
+    with pytest.raises(ValueError, match="read-only"):
+        hw.train({"max_depth": 2}, data, 1, evals=[(data, "t")], custom_metric=metric_writes)
+    assert np.all(data.get_weight() == 1.0)
+    assert data.get_label().flags.writeable and data.get_weight().flags.writeable

@@ -303,23 +303,12 @@ class Dataset:
         return self.n_features
 
     def get_label(self):
-        """The labels, read-only: a custom objective or metric (``obj=``, ``feval=``) that
-        wrote into them would change the training data without a word."""
-        return _read_only(self.label)
+        return self.label
 
     def get_weight(self):
-        """The weights (None: unit weights), read-only as ``get_label``."""
-        return _read_only(self.weight)
+        return self.weight
 
     def __repr__(self):
         n_cat = int(self.info.is_categorical.sum())
         return (f"<hardwood.Dataset {self.n_rows} rows x {self.n_features} features"
                 f" ({n_cat} categorical), max_bin={self.max_bin}>")
-
-
-def _read_only(a):
-    if a is None:
-        return None
-    view = a.view()
-    view.flags.writeable = False
-    return view

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import numbers
 
+from .custom_objective import labels_read_only
+
 
 class CustomMetrics:
     """The functions, checked when given; ``scores`` calls them, ``maximize_of`` tells early
@@ -41,7 +43,8 @@ class CustomMetrics:
         built-in metrics score there (a custom one may not take them)."""
         out = []
         for f in self.fns:
-            got = f(pred, dataset)
+            with labels_read_only(dataset):
+                got = f(pred, dataset)
             for item in got if isinstance(got, list) else [got]:
                 out.append(self._item(item, set_name, builtin, [n for n, _ in out]))
         return out

@@ -15,9 +15,28 @@ One output only for now: a custom multiclass objective (``num_class``) is refuse
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from ..objectives import SquaredError
+
+
+@contextmanager
+def labels_read_only(dataset):
+    """The Dataset's labels and weights read-only while a user's function (``obj=``,
+    ``feval=``) runs: ``get_label()`` hands out the training labels themselves, and a function
+    that wrote into them (``y -= 1``) changed the data later rounds train and score on,
+    without a word. The flags are restored after."""
+    arrays = [a for a in (dataset.label, dataset.weight)
+              if isinstance(a, np.ndarray) and a.flags.writeable]
+    for a in arrays:
+        a.flags.writeable = False
+    try:
+        yield
+    finally:
+        for a in arrays:
+            a.flags.writeable = True
 
 
 class CustomObjective(SquaredError):
@@ -33,7 +52,8 @@ class CustomObjective(SquaredError):
 
     def gradients(self, pred, y, w, g, h, parallel=False):
         n = y.shape[0]
-        got = self.fn(pred[0].copy(), self.dataset)
+        with labels_read_only(self.dataset):
+            got = self.fn(pred[0].copy(), self.dataset)
         if not (isinstance(got, tuple) and len(got) == 2):
             raise TypeError(f"the custom objective ({self.keyword}=) must return (grad, hess), "
                             f"got {type(got).__name__}")

@@ -106,6 +106,66 @@ def leaf_weight(G, H, lam, alpha):
     return -_t(G, alpha) / (H + lam)
 
 
+# -- monotone constraints (XGBoost's TreeEvaluator, LightGBM's "basic" method) -----------------
+# Each node holds bounds [lo, hi] on its weight (the root none). Under constraints every
+# weight is held within its node's bounds, and a gain is that of the held weights
+# (``score_given_weight``). A split on a
+# field of constraint +1 (-1) needs the left weight <= (>=) the right one; its children take
+# the parent's bounds, cut at the mean of their two weights (``child_bounds``).
+
+
+@njit(cache=True, nogil=True, inline="always")
+def bounded_weight(G, H, lam, alpha, mcw, lo, hi):
+    """A node's weight held within [lo, hi]; 0 below ``min_child_weight``, as XGBoost's."""
+    if H < mcw or H <= 0.0:
+        return 0.0
+    w = -_t(G, alpha) / (H + lam)
+    if w < lo:
+        return lo
+    if w > hi:
+        return hi
+    return w
+
+
+@njit(cache=True, nogil=True, inline="always")
+def score_given_weight(G, H, lam, alpha, w):
+    """The loss reduction of weight ``w``, ``-(2 G w + (H + lambda) w^2 + 2 alpha |w|)``:
+    ``score`` at the unheld weight, less where ``w`` is held."""
+    if H <= 0.0:
+        return 0.0
+    return -(2.0 * G * w + (H + lam) * w * w + 2.0 * alpha * abs(w))
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono):
+    """``_split_gain`` under monotone constraints: the children's weights held within the
+    node's bounds, and -inf where they break the field's constraint ``mono``."""
+    HR = H - HL
+    if not (HL >= min_h and HR >= min_h):
+        return -np.inf
+    GR = G - GL
+    wl = bounded_weight(GL, HL, lam, alpha, min_h, lo, hi)
+    wr = bounded_weight(GR, HR, lam, alpha, min_h, lo, hi)
+    if (mono > 0 and wl > wr) or (mono < 0 and wl < wr):
+        return -np.inf
+    return (score_given_weight(GL, HL, lam, alpha, wl) + score_given_weight(GR, HR, lam, alpha, wr)
+            - parent)
+
+
+def child_bounds(GL, HL, G, H, lam, alpha, mcw, lo, hi, mono):
+    """((lo, hi) of the left child, (lo, hi) of the right) of a node of bounds [lo, hi] split
+    on a field of constraint ``mono`` with (GL, HL) left: the parent's bounds, cut at the mean
+    of the children's held weights (XGBoost's ``AddSplit``, LightGBM's basic method)."""
+    if mono == 0:
+        return (lo, hi), (lo, hi)
+    wl = bounded_weight(GL, HL, lam, alpha, mcw, lo, hi)
+    wr = bounded_weight(G - GL, H - HL, lam, alpha, mcw, lo, hi)
+    mid = (wl + wr) / 2.0
+    if mono > 0:
+        return (lo, mid), (mid, hi)
+    return (mid, hi), (lo, mid)
+
+
 @njit(cache=True, nogil=True, error_model="numpy")
 def _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, out):
     """out[b] = ``_split_gain`` of sending bins <= b (plus the missing bin's (Gm, Hm)) left.
@@ -232,6 +292,57 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
     return best, best_bin, best_dl, GLs[best_bin], HLs[best_bin]
 
 
+@njit(cache=True, nogil=True)
+def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono):
+    """``_scan_numeric_short`` under monotone constraints (``_bounded_split_gain``), for a field
+    of any number of bins ``hf`` (its histogram from 0): the same candidates in the same
+    order, so the same ties, and one more: code -1 with the missing values left (nothing
+    else goes left; its threshold is -inf)."""
+    Gm = hf[nv, 0]
+    Hm = hf[nv, 1]
+    min_h = max(mcw, MIN_HESS)
+    with_missing = Hm > 0.0
+    GL = 0.0
+    HL = 0.0
+    best = -np.inf
+    best_bin = -1
+    best_GL = 0.0
+    best_HL = 0.0
+    best1 = -np.inf
+    best1_bin = -1
+    best1_GL = 0.0
+    best1_HL = 0.0
+    if with_missing:
+        # the missing values alone left, every value right (bin -1: XGBoost's threshold below
+        # the field's least value): the same rows as every value left and the missing right,
+        # but under a constraint the order of the two weights decides, so both are candidates
+        g1 = _bounded_split_gain(Gm, Hm, G, H, lam, alpha, min_h, parent, lo, hi, mono)
+        if _ties_or_beats(g1, best1):
+            best1 = g1
+            best1_GL = Gm
+            best1_HL = Hm
+    for b in range(nv):
+        GL += hf[b, 0]
+        HL += hf[b, 1]
+        g0 = _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono)
+        if _beats(g0, best):
+            best = g0
+            best_bin = b
+            best_GL = GL
+            best_HL = HL
+        if with_missing:
+            g1 = _bounded_split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent, lo, hi,
+                                     mono)
+            if _ties_or_beats(g1, best1):
+                best1 = max(g1, best1)
+                best1_bin = b
+                best1_GL = GL + Gm
+                best1_HL = HL + Hm
+    if _beats(best1, best):
+        return best1, best1_bin, True, best1_GL, best1_HL
+    return best, best_bin, False, best_GL, best_HL
+
+
 @njit(cache=True, nogil=True, inline="always")
 def cannot_split(hist, off, nv, H, mcw):
     """Whether ``_scan_numeric`` of this numeric field surely finds no valid split (gain
@@ -275,12 +386,15 @@ def _category_order(hist, off, K, lam, alpha, mcw):
 
 
 @njit(cache=True, nogil=True)
-def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr):
+def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr,
+                      bounded=False, lo=-np.inf, hi=np.inf):
     """Returns (gain, code, default_left, GL, HL); ``code`` encodes the left set:
     ``-(c+1)`` one-hot on category c, ``+k`` the first k sorted categories,
     ``K + k`` the last k sorted categories (see ``categorical_left_set``). The candidates
     and the order they are tried in are XGBoost's (``EnumerateOneHot``, ``EnumeratePart``),
-    so that its ties break alike."""
+    so that its ties break alike. ``bounded``: under monotone constraints, gains of the
+    children's weights held within the node's bounds ``lo``, ``hi`` (``_bounded_split_gain``;
+    a categorical field is never constrained itself)."""
     Gm = hist[off + K, 0]
     Hm = hist[off + K, 1]
     min_h = max(mcw, MIN_HESS)
@@ -298,7 +412,8 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
                     continue
                 GL = hist[off + c, 0] + Gm * dl
                 HL = hist[off + c, 1] + Hm * dl
-                gain = _split_gain(GL, HL, G, H, lam, alpha, min_h, parent)
+                gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0)
+                        if bounded else _split_gain(GL, HL, G, H, lam, alpha, min_h, parent))
                 if gain > best:
                     best = gain
                     best_code = -(c + 1)
@@ -318,7 +433,8 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
             c = cats[k - 1] if direction == 0 else cats[K - k]
             GL += hist[off + c, 0]
             HL += hist[off + c, 1]
-            gain = _split_gain(GL, HL, G, H, lam, alpha, min_h, parent)
+            gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0)
+                    if bounded else _split_gain(GL, HL, G, H, lam, alpha, min_h, parent))
             if gain > best:
                 best = gain
                 best_code = k if direction == 0 else K + k
@@ -418,6 +534,39 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         t += j1 - j0
 
 
+@njit(cache=True, nogil=True)
+def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
+                       n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, lower, upper,
+                       mono, f_gain, f_code, f_dl, f_GL, f_HL):
+    """``scan_range`` under monotone constraints: node ``s`` has bounds ``lower[s]``,
+    ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1)."""
+    for t in range(t0, t1):
+        s = t // d
+        j = t % d
+        if not feat_mask[s, j]:
+            continue
+        G = node_G[s]
+        H = node_H[s]
+        lo = lower[s]
+        hi = upper[s]
+        parent = score_given_weight(G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi))
+        hist = pool[slots[s]]
+        nv = n_value_bins[j]
+        if is_cat[j]:
+            gain, code, dl, GL, HL = _scan_categorical(hist, offsets[j], nv, G, H, lam, alpha,
+                                                       mcw, parent, max_onehot, max_thr, True,
+                                                       lo, hi)
+        else:
+            hf = hist[offsets[j]:offsets[j] + nv + 1]
+            gain, code, dl, GL, HL = _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent,
+                                                           lo, hi, mono[j])
+        f_gain[s, j] = gain
+        f_code[s, j] = code
+        f_dl[s, j] = dl
+        f_GL[s, j] = GL
+        f_HL[s, j] = HL
+
+
 @njit(parallel=True, cache=True, nogil=True)
 def _scan_parallel(d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
                    lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL):
@@ -479,12 +628,15 @@ def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_v
 
 
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                     lam, alpha, mcw, max_onehot, max_thr, slots=None, parallel=False):
+                     lam, alpha, mcw, max_onehot, max_thr, slots=None, parallel=False,
+                     monotone=None):
     """``find_best_splits_pooled`` from the host, node ``s`` having histogram ``hists[s]``
     ((n_nodes, total_bins, 2)), or ``hists[slots[s]]`` where ``slots`` is given; the scans
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
     ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
-    the training loop's other kernels launch so (``Grower.launches_prange``)."""
+    the training loop's other kernels launch so (``Grower.launches_prange``).
+    ``monotone``: (lower, upper, mono) under monotone constraints: the nodes' bounds on their
+    weights and the fields' constraints (``scan_bounded_range``)."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
     n_nodes, d = slots.shape[0], offsets.shape[0]
@@ -498,6 +650,13 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
             float(lam), float(alpha), float(mcw), int(max_onehot), int(max_thr), f_gain, f_code,
             f_dl, f_GL, f_HL)
     scan = scan_range if is_cat.any() else scan_numeric_range
+    if monotone is not None:
+        lower, upper, mono = monotone
+        args = args[:14] + (np.asarray(lower, dtype=np.float64),
+                            np.asarray(upper, dtype=np.float64),
+                            np.asarray(mono, dtype=np.int64)) + args[14:]
+        scan = scan_bounded_range
+        parallel = False
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:
         scan(0, n_nodes * d, *args)
     elif parallel and scan is scan_numeric_range:  # (categorical fields: never sparse)

@@ -31,7 +31,8 @@ from . import sampling
 from .custom_metric import CustomMetrics
 from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
-from .params import DEFAULTS, MAX_CLASSES, resolve_params
+from .params import (DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, resolve_interactions,
+                     resolve_monotone, resolve_params)
 
 
 class Booster:
@@ -47,6 +48,7 @@ class Booster:
         keyword)``, a function of (margins, dataset) -> (grad, hess) and the keyword it came
         by, 'obj' or 'objective' (``train/custom_objective.py``)."""
         p = resolve_params(params)
+        named = p["objective"]  # as given: LightGBM's names bring its interaction rule
         if not isinstance(train_set, Dataset):
             raise TypeError(f"train_set must be a hardwood.Dataset, got {type(train_set).__name__}")
         if train_set.label is None:
@@ -105,6 +107,19 @@ class Booster:
             # retrain it, and a continuation can tell the two apart)
             p["objective"] = obj.name
         obj.check_labels(y)
+        p["monotone_constraints"] = resolve_monotone(
+            p["monotone_constraints"], train_set.feature_names,
+            train_set.bin_mapper.is_categorical)
+        if p["monotone_constraints"] is not None and obj.refit_leaves:
+            raise ValueError(f"monotone_constraints with {obj.name!r}: its leaves are refit to "
+                             "the residuals' median after each tree is grown, which the "
+                             "constraints do not bound")
+        p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
+                                                            train_set.feature_names)
+        # features in no interaction set: XGBoost splits the root on them (and their subtree
+        # on them alone), LightGBM never
+        self._interactions_listed_only = (isinstance(named, str)
+                                          and named.lower() in LIGHTGBM_OBJECTIVES)
         _check_weight_range(train_set.weight, "train_set")
         for v, name in zip(self.valid_sets, self.valid_names):
             if v is not train_set:
@@ -173,7 +188,8 @@ class Booster:
                 self.pages = _disk_pages(train_set, pages)
             else:
                 self.pages = RowPages(self.backend, n, pages)
-            gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__})
+            gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__ if k in p},
+                            interactions_listed_only=self._interactions_listed_only)
             self.grower = Grower(self.backend, self.pages, train_set.bin_mapper, gp,
                                  self.profile, None)
             self.pred = np.empty((K, n))

@@ -104,6 +104,12 @@ class GrowParams:
     colsample_rounding: str = "down"
     max_cat_to_onehot: int = 4
     max_cat_threshold: int = 64
+    # one per field, -1/0/+1 (train.params.resolve_monotone); None or all 0: no constraints
+    monotone_constraints: tuple = None
+    # feature index lists (train.params.resolve_interactions), and whether the root splits on
+    # the listed features only (LightGBM's rule) or on any (XGBoost's)
+    interaction_constraints: list = None
+    interactions_listed_only: bool = False
 
 
 @dataclass
@@ -149,6 +155,16 @@ class Grower:
         self.is_cat = np.ascontiguousarray(bin_mapper.is_categorical, dtype=np.bool_)
         self.max_field_bins = int(bin_mapper.n_bins.max())
         self.d = len(self.offsets)
+        mono = params.monotone_constraints
+        # the fields' monotone constraints, or None: the learner grows constrained trees
+        self.mono = (np.asarray(mono, dtype=np.int64) if mono is not None and any(mono)
+                     else None)
+        self.interactions = None  # (sets, d) bool, each row one interaction set
+        if params.interaction_constraints is not None:
+            sets = np.zeros((len(params.interaction_constraints), self.d), dtype=bool)
+            for k, group in enumerate(params.interaction_constraints):
+                sets[k, group] = True
+            self.interactions = sets
         self._cycles = np.zeros(3, dtype=np.int64)
         self.learner = TreeLearner(pages, self)
         self.trees_left = 0  # trees this training still plans to grow (0: not known)
@@ -180,8 +196,20 @@ class Grower:
             slots = leaves + 1
         return 2 * leaves - 1, slots
 
+    def allowed_features(self, used):
+        """Interaction constraints: the features a node may split on, given ``used``, those
+        split on above it (bool, d): them, and every set that holds all of them
+        (XGBoost's and LightGBM's rule); at the root, every feature or, with
+        ``interactions_listed_only``, those of some set."""
+        sets = self.interactions
+        if not used.any():
+            return sets.any(axis=0) if self.p.interactions_listed_only else np.ones(self.d, bool)
+        holds_all = ~(used[None, :] & ~sets).any(axis=1)
+        return used | sets[holds_all].any(axis=0)
+
     def _fusable(self):
-        return (getattr(self.backend, "grow_fused", None) is not None
+        # (constrained trees grow on the learner: the fused kernel has no constraints)
+        return (self.mono is None and self.interactions is None and getattr(self.backend, "grow_fused", None) is not None
                 and self.pages.n_pages == 1 and self.pages.in_core
                 and (self._fast_shape() is not None or self.p.grow_policy == "lossguide"))
 
@@ -296,8 +324,10 @@ class Grower:
         return tree, binned, SegmentLeaves(be, rows, lb, le)
 
     # -- output ---------------------------------------------------------------------
-    def finish_arrays(self, feature, code, default_left, left, right, begin, end, G, H, gain, tables):
-        """Node arrays -> (Tree, BinnedTree, leaf segments)."""
+    def finish_arrays(self, feature, code, default_left, left, right, begin, end, G, H, gain, tables,
+                      bounds=None):
+        """Node arrays -> (Tree, BinnedTree, leaf segments). ``bounds``: (lower, upper) of each
+        node's weight under monotone constraints, which the leaves' values are held within."""
         p = self.p
         n = feature.shape[0]
         is_leaf = feature < 0
@@ -307,7 +337,10 @@ class Grower:
             # as XGBoost's: with weights of 0.002 its root stepped -G/(H+lambda) (0.6 off),
             # and with learning_rate=10 such roots ran the margins off to -1400
             if H[i] >= p.min_child_weight and H[i] > 0:
-                value[i] = leaf_weight(G[i], H[i], p.reg_lambda, p.reg_alpha) * p.learning_rate
+                w = leaf_weight(G[i], H[i], p.reg_lambda, p.reg_alpha)
+                if bounds is not None:
+                    w = min(max(w, bounds[0][i]), bounds[1][i])
+                value[i] = w * p.learning_rate
         threshold = np.zeros(n)
         is_cat = np.zeros(n, dtype=bool)
         cat_offset = np.full(n, -1, dtype=np.int64)
@@ -328,6 +361,8 @@ class Grower:
                 words.append(bits)
                 n_words += bits.size
                 threshold[i] = np.nan
+            elif code[i] < 0:  # nothing but the missing values left (monotone constraints)
+                threshold[i] = -np.inf
             else:
                 threshold[i] = self.bm.upper_edges[f][code[i]]
             table_offset[i] = pos

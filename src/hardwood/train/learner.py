@@ -21,8 +21,8 @@ import time
 
 import numpy as np
 
-from ..backends.split import (RT_EPS, categorical_left_set, find_best_splits, node_feature_masks,
-                              subtract_histograms)
+from ..backends.split import (RT_EPS, categorical_left_set, child_bounds, find_best_splits,
+                              node_feature_masks, subtract_histograms)
 
 
 class NodeKeys:
@@ -61,11 +61,14 @@ class _Nodes:
         self.default_left, self.gain = [], []
         self.count, self.G, self.H, self.depth = [], [], [], []
         self.cat_mask = []
+        self.lower, self.upper = [], []  # bounds on the weights (monotone constraints)
+        self.used = []  # features split on above (interaction constraints), or None
 
-    def add(self, count, G, H, depth):
+    def add(self, count, G, H, depth, bounds=(-np.inf, np.inf), used=None):
         for lst, v in ((self.feature, -1), (self.code, 0), (self.left, -1), (self.right, -1),
                        (self.default_left, False), (self.gain, 0.0), (self.count, count),
-                       (self.G, G), (self.H, H), (self.depth, depth), (self.cat_mask, None)):
+                       (self.G, G), (self.H, H), (self.depth, depth), (self.cat_mask, None),
+                       (self.lower, bounds[0]), (self.upper, bounds[1]), (self.used, used)):
             lst.append(v)
         return len(self.feature) - 1
 
@@ -163,12 +166,13 @@ class TreeLearner:
         off0, off1 = int(gw.bm.offsets[0]), int(gw.bm.offsets[1])
         G = float(root_hist[0, off0:off1, 0].sum())
         H = float(root_hist[0, off0:off1, 1].sum())
-        nodes.add(n, G, H, 0)
+        nodes.add(n, G, H, 0, used=None if gw.interactions is None else np.zeros(gw.d, bool))
         if gw.p.grow_policy == "lossguide":
             self._lossguide(nodes, g, h, keys, root_hist[0])
         else:
             self._depthwise(nodes, g, h, keys, root_hist[0])
-        tree, binned, (_, _, leaves) = gw.finish_arrays(*self._arrays(nodes))
+        bounds = (nodes.lower, nodes.upper) if gw.mono is not None else None
+        tree, binned, (_, _, leaves) = gw.finish_arrays(*self._arrays(nodes), bounds=bounds)
         return tree, binned, PageLeaves(pages, leaves)
 
     # -- ② and ③ ------------------------------------------------------------------------
@@ -182,7 +186,13 @@ class TreeLearner:
         G = np.asarray([nodes.G[i] for i in ids], dtype=np.float64)
         H = np.asarray([nodes.H[i] for i in ids], dtype=np.float64)
         masks = keys.masks(ids)
+        if gw.interactions is not None:
+            masks = masks & np.stack([gw.allowed_features(nodes.used[i]) for i in ids])
         n = len(ids)
+        bounds = None
+        if gw.mono is not None:
+            bounds = (np.asarray([nodes.lower[i] for i in ids], dtype=np.float64),
+                      np.asarray([nodes.upper[i] for i in ids], dtype=np.float64))
         res = (np.full(n, -np.inf), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
                np.zeros(n, dtype=np.bool_), np.zeros(n), np.zeros(n))
         for array, pos, rows in hists.groups(ids):
@@ -192,7 +202,9 @@ class TreeLearner:
                                     float(p.reg_alpha), float(p.min_child_weight),
                                     int(p.max_cat_to_onehot), int(p.max_cat_threshold),
                                     slots=np.asarray(rows, dtype=np.int64),
-                                    parallel=self._prange)
+                                    parallel=self._prange,
+                                    monotone=None if bounds is None else (
+                                        bounds[0][pos], bounds[1][pos], gw.mono))
             for out, x in zip(res, part):
                 out[pos] = x
         gw.profile.add("split", t0)
@@ -226,11 +238,21 @@ class TreeLearner:
             tables[k], nodes.cat_mask[nid] = self._left_table(hists.get(nid), int(feat[i]),
                                                               code[i], bool(dl[i]))
         lefts, rights = [], []
+        p = gw.p
         for nid, i in zip(ids, res_idx):
             d = nodes.depth[nid] + 1
             Gp, Hp = nodes.G[nid], nodes.H[nid]
-            lefts.append(nodes.add(0, float(GL[i]), float(HL[i]), d))
-            rights.append(nodes.add(0, Gp - float(GL[i]), Hp - float(HL[i]), d))
+            lb = rb = (nodes.lower[nid], nodes.upper[nid])
+            if gw.mono is not None:
+                lb, rb = child_bounds(float(GL[i]), float(HL[i]), Gp, Hp, float(p.reg_lambda),
+                                      float(p.reg_alpha), float(p.min_child_weight), *lb,
+                                      int(gw.mono[int(feat[i])]))
+            used = nodes.used[nid]
+            if used is not None:
+                used = used.copy()
+                used[int(feat[i])] = True
+            lefts.append(nodes.add(0, float(GL[i]), float(HL[i]), d, lb, used))
+            rights.append(nodes.add(0, Gp - float(GL[i]), Hp - float(HL[i]), d, rb, used))
             nodes.feature[nid], nodes.code[nid] = int(feat[i]), int(code[i])
             nodes.default_left[nid], nodes.gain[nid] = bool(dl[i]), float(gain[i])
             nodes.left[nid], nodes.right[nid] = lefts[-1], rights[-1]

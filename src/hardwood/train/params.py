@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 import numbers
 import warnings
@@ -31,6 +32,12 @@ DEFAULTS = {
     "colsample_rounding": "down",
     "max_cat_to_onehot": 4,
     "max_cat_threshold": 64,
+    # -1/0/+1 per feature (a list, XGBoost's string "(1,0,-1)", or {feature name: c});
+    # resolved against the training features by resolve_monotone
+    "monotone_constraints": None,
+    # sets of features that may split on one path (lists of indices or names, or XGBoost's
+    # string "[[0,1],[2,3]]"); resolved by resolve_interactions
+    "interaction_constraints": None,
     "base_score": None,  # estimated from the labels
     "random_state": 0,
     "n_jobs": None,  # all cores
@@ -70,6 +77,12 @@ ALIASES = {
     "verbosity": "verbose", "max_bins": "max_bin",
     # XGBoost's name of the top-k truncation of its default lambdarank_pair_method 'topk'
     "lambdarank_num_pair_per_sample": "lambdarank_truncation_level",
+    "monotone_constraint": "monotone_constraints", "mc": "monotone_constraints",
+    # LightGBM's method and penalty of its monotone constraints: checked, then dropped
+    # (hardwood's is its default 'basic' method without a penalty: _check_ignored)
+    "monotone_constraints_method": None, "monotone_constraining_method": None,
+    "mc_method": None, "monotone_penalty": None, "monotone_splits_penalty": None,
+    "ms_penalty": None, "mc_penalty": None,
     "tree_method": None,  # accepted and ignored: hardwood always trains on histograms
     # XGBoost's and LightGBM's names of gradient-boosted trees, their default: accepted
     "booster": None, "boosting": None, "boosting_type": None,
@@ -81,7 +94,17 @@ ALIASES = {
 TREE_METHODS = ("auto", "hist", "approx", "exact")
 
 
+MONOTONE_METHODS = ("monotone_constraints_method", "monotone_constraining_method", "mc_method")
+
+
 def _check_ignored(k, v):
+    if k in MONOTONE_METHODS and v != "basic":
+        raise ValueError(f"{k}={v!r} is not supported: hardwood constrains monotone fields "
+                         "by LightGBM's default method, 'basic' (XGBoost's)")
+    if k in ("monotone_penalty", "monotone_splits_penalty", "ms_penalty", "mc_penalty") and (
+            not isinstance(v, numbers.Real) or v != 0):
+        raise ValueError(f"{k}={v!r} is not supported: hardwood has no penalty on monotone "
+                         "splits (LightGBM's default, 0)")
     if k in ("booster", "boosting", "boosting_type"):
         if isinstance(v, str) and v.lower() == "goss":
             raise ValueError(f"{k}='goss' (LightGBM's older spelling) is "
@@ -281,6 +304,106 @@ def _ranking_cutoffs(p, params):
     return out
 
 
+def _check_monotone(mc):
+    """``monotone_constraints`` in one of its forms, checked: None, a list of -1/0/+1, or a
+    dict {feature name: -1/0/+1}. XGBoost's string form "(1,0,-1)" becomes a list."""
+    if mc is None:
+        return None
+    if isinstance(mc, str):
+        text = mc.strip()
+        if text[:1] in "([" and text[-1:] in ")]":
+            text = text[1:-1]
+        try:
+            mc = [int(x) for x in text.split(",") if x.strip()]
+        except ValueError:
+            raise ValueError(f"monotone_constraints must list -1, 0 or 1 per feature, as "
+                             f"\"(1,0,-1)\", got {mc!r}") from None
+    if hasattr(mc, "tolist") and not isinstance(mc, dict):  # numpy arrays, pandas Series
+        mc = mc.tolist()
+    items = list(mc.items()) if isinstance(mc, dict) else None
+    values = [v for _, v in items] if items is not None else mc
+    if items is not None and not all(isinstance(k, str) for k, _ in items):
+        raise TypeError("monotone_constraints as a dict maps feature names to -1, 0 or 1; "
+                        f"got keys {[k for k, _ in items if not isinstance(k, str)][:3]!r}")
+    if not isinstance(values, (list, tuple)) or not all(
+            isinstance(v, numbers.Integral) and not isinstance(v, bool) and v in (-1, 0, 1)
+            for v in values):
+        raise ValueError("monotone_constraints must give -1 (decreasing), 0 (none) or 1 "
+                         f"(increasing) per feature, got {mc!r}")
+    return {k: int(v) for k, v in items} if items is not None else [int(v) for v in values]
+
+
+def resolve_monotone(mc, names, is_categorical):
+    """The checked ``monotone_constraints`` (``_check_monotone``) as one int per training
+    feature, or None when none is constrained. A list needs one entry per feature (XGBoost
+    fills a short one with zeros, which hid a feature left out); a dict names features."""
+    if mc is None:
+        return None
+    d = len(names)
+    if isinstance(mc, dict):
+        unknown = [k for k in mc if k not in names]
+        if unknown:
+            raise ValueError(f"monotone_constraints names features the data does not have: "
+                             f"{unknown[:5]!r}")
+        out = [mc.get(name, 0) for name in names]
+    else:
+        if len(mc) != d:
+            raise ValueError(f"monotone_constraints has {len(mc)} entries, but the data has "
+                             f"{d} features: give one per feature (0: none), or a dict "
+                             "{feature name: -1 or 1}")
+        out = list(mc)
+    cat = [names[j] for j in range(d) if out[j] != 0 and is_categorical[j]]
+    if cat:
+        raise ValueError(f"monotone_constraints on categorical features {cat[:5]!r}: a "
+                         "category has no order to be monotone in")
+    return out if any(out) else None
+
+
+def _check_interactions(ic):
+    """``interaction_constraints`` checked: None, or a list of feature sets, each a list of
+    indices or names; XGBoost's string form "[[0,1],[2,3]]" is read as JSON."""
+    if ic is None:
+        return None
+    if isinstance(ic, str):
+        try:
+            ic = json.loads(ic.replace("(", "[").replace(")", "]"))
+        except ValueError:
+            raise ValueError(f"interaction_constraints must be a list of feature lists, as "
+                             f"\"[[0,1],[2,3]]\", got {ic!r}") from None
+    ok = isinstance(ic, (list, tuple)) and all(
+        isinstance(group, (list, tuple, set, frozenset)) and all(
+            isinstance(f, str) or (isinstance(f, numbers.Integral) and not isinstance(f, bool)
+                                   and f >= 0) for f in group) for group in ic)
+    if not ok:
+        raise ValueError("interaction_constraints must be a list of feature lists (indices "
+                         f"or names), as [[0, 1], [2, 3]], got {ic!r}")
+    return [[f if isinstance(f, str) else int(f) for f in group] for group in ic]
+
+
+def resolve_interactions(ic, names):
+    """The checked ``interaction_constraints`` as feature index lists, or None. Names are
+    looked up in ``names``; an index must be below their count."""
+    if ic is None:
+        return None
+    d = len(names)
+    where = {name: j for j, name in enumerate(names)}
+    out = []
+    for group in ic:
+        idx = []
+        for f in group:
+            if isinstance(f, str):
+                if f not in where:
+                    raise ValueError(f"interaction_constraints names feature {f!r}, which the "
+                                     "data does not have")
+                f = where[f]
+            elif f >= d:
+                raise ValueError(f"interaction_constraints names feature {f}, but the data has "
+                                 f"{d} features (indices 0-{d - 1})")
+            idx.append(f)
+        out.append(sorted(set(idx)))
+    return out
+
+
 def resolve_params(params) -> dict:
     """Defaults + user params (aliases mapped), validated. Raises on unknown names."""
     if params is None:
@@ -391,6 +514,8 @@ def resolve_params(params) -> dict:
                 or not all(isinstance(name, str) for name in m)):
             raise TypeError(f"eval_metric must be a metric name or a list of them, got {m!r}")
         p["eval_metric"] = list(m)
+    p["monotone_constraints"] = _check_monotone(p["monotone_constraints"])
+    p["interaction_constraints"] = _check_interactions(p["interaction_constraints"])
     p["eval_metric"] = _ranking_cutoffs(p, params)
     p["eval_at"] = None  # applied: resolving the result again (a model's params) keeps it
     # LightGBM's verbose=-1 (and XGBoost's verbosity=0) mean silence: a negative level printed

@@ -51,7 +51,8 @@ from sklearn.utils.validation import (
 )
 
 from .backends import forest_cpu as K
-from .data.convert import as_pandas_if_named_table, reject_masked, to_float_matrix
+from .data.convert import (as_pandas_if_named_table, check_sparse_structure, reject_masked,
+                           to_float_matrix)
 from .data.dataset import Dataset
 from .parallel import threads
 from .train.forest import Forest, SamplingPlan, check_device, grow_forest
@@ -74,6 +75,7 @@ def _validate(est, X, y=None, *, fitting, reset=True, **kw):
     labels are refused (scikit-learn's checks would train on the values under the mask)."""
     X = as_pandas_if_named_table(X)  # (an Arrow table's names and dictionary columns)
     reject_masked(y, "y")
+    check_sparse_structure(X)  # (before scikit-learn's checks convert it)
     if not _is_dataframe(X):
         if not fitting:
             return validate_data(est, X, reset=reset, **dict(_CHECK_X, ensure_all_finite=False))

@@ -48,7 +48,7 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from .data.convert import as_pandas_if_named_table, reject_masked
+from .data.convert import as_pandas_if_named_table, check_sparse_structure, reject_masked
 from .data.dataset import Dataset
 from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, objective_class
@@ -177,6 +177,7 @@ class _GBDTBase(BaseEstimator):
             return self._dataset_fit_data(X, y, sample_weight)
         reject_masked(y, "y")  # (scikit-learn's checks would use the values under the mask)
         reject_masked(sample_weight, "sample_weight")
+        check_sparse_structure(X)  # (before scikit-learn's checks convert it)
         X = as_pandas_if_named_table(X)  # (an Arrow table's names and dictionary columns)
         if _is_dataframe(X):
             # keep the DataFrame (its category columns) for hardwood.Dataset; validate y, then
@@ -224,12 +225,14 @@ class _GBDTBase(BaseEstimator):
 
     def _validate_predict_X(self, X):
         check_is_fitted(self)
+        check_sparse_structure(X)
         X = as_pandas_if_named_table(X)
         if _is_dataframe(X):
             return validate_data(self, X, skip_check_array=True, reset=False)
         return validate_data(self, X, reset=False, **_CHECK_PREDICT_X)
 
     def _validate_eval_X(self, X):
+        check_sparse_structure(X, "eval_set X")
         X = as_pandas_if_named_table(X)
         if _is_dataframe(X):
             return X
@@ -339,7 +342,8 @@ def _metric_list(eval_metric):
 def _estimator_metric(f):
     """A function of the estimators' ``eval_metric``, ``f(y_true, y_pred)`` (or with
     ``sample_weight``), as ``train``'s ``feval``: XGBoost's form returns the value (named by
-    the function, minimised), LightGBM's ``(name, value, is_higher_better)``. ``y_pred`` is
+    the function, maximised where XGBoost's name rule says so: ``auc...``, ``ndcg...``),
+    LightGBM's ``(name, value, is_higher_better)``. ``y_pred`` is
     what ``predict`` gives (a classifier's probabilities), ``y_true`` the encoded labels."""
     name = getattr(f, "__name__", type(f).__name__)
     call = _weighted_call(f)
@@ -351,7 +355,7 @@ def _estimator_metric(f):
         if not isinstance(got, numbers.Real) or isinstance(got, bool):
             raise TypeError(f"eval_metric {name!r} must return a number, or LightGBM's "
                             f"(name, value, is_higher_better), got {got!r:.80}")
-        return name, float(got), False
+        return name, float(got)
     return feval
 
 

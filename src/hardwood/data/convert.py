@@ -413,10 +413,35 @@ def masked_as_nan(X):
     return np.ma.filled(X.astype(np.float64), np.nan)
 
 
+def check_sparse_structure(X, what="X"):
+    """Refuse a scipy sparse matrix whose index arrays point outside it, before anything
+    converts it: scipy's conversions (CSC or COO to CSR, ``toarray``, scikit-learn's
+    ``check_array``) index by them without bounds checks, and a CSC row index past the rows,
+    a negative one or an ``indptr`` past the entries crashed the interpreter or wrote into
+    memory that was not the matrix's. CSR, CSC and BSR get scipy's full check in their own
+    format, COO a range check of its coordinates; other formats hold no raw indices."""
+    if not _sp.issparse(X):
+        return
+    try:
+        if X.format in ("csr", "csc", "bsr"):
+            X.check_format(full_check=True)
+        elif X.format == "coo":
+            n = X.data.shape[0]
+            for axis, (idx, size) in enumerate(zip((X.row, X.col), X.shape)):
+                if idx.shape[0] != n:
+                    raise ValueError(f"{idx.shape[0]} {('row', 'column')[axis]} indices for "
+                                     f"{n} values")
+                if n and (int(idx.min()) < 0 or int(idx.max()) >= size):
+                    raise ValueError(f"a {('row', 'column')[axis]} index outside 0..{size - 1}")
+    except ValueError as e:
+        raise ValueError(f"{what} is a malformed sparse matrix ({X.format}): {e}") from None
+
+
 def checked_csr(X, what="X", allow_no_rows=False):
     """A scipy sparse matrix as CSR, its structure checked (column indices within the shape,
     ``indptr`` rising from 0 to nnz: scipy's full check; our kernels and scipy's own
     conversions index by them without bounds checks), not empty, numeric."""
+    check_sparse_structure(X, what)
     X = _sp.csr_matrix(X)
     try:
         X.check_format(full_check=True)

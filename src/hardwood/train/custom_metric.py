@@ -6,7 +6,9 @@ prediction the built-in metrics score (probabilities for classification; shape `
 ``get_weight()``). It returns ``(name, value)`` (XGBoost's form) or ``(name, value,
 is_higher_better)`` (LightGBM's), or a list of them. The values join ``evals_result`` after the
 built-in metrics; early stopping follows the last one, maximised when ``maximize=True``
-(XGBoost's ``train`` keyword) or when its function says it is higher-better (LightGBM's).
+(XGBoost's ``train`` keyword), when its function says it is higher-better (LightGBM's), or,
+given neither, when XGBoost's rule by the name says so (``auc...``, ``ndcg...``: see
+``xgboost_maximises``).
 """
 from __future__ import annotations
 
@@ -69,9 +71,20 @@ class CustomMetrics:
     def maximize_of(self, name, builtin_rule):
         """Whether early stopping maximises ``name``: ``maximize`` when given (XGBoost applies
         it to whatever metric it watches), else LightGBM's third value for a custom name,
-        else (XGBoost's custom metrics) False; ``builtin_rule(name)`` for the others."""
+        else XGBoost's rule by the name (``xgboost_maximises``); ``builtin_rule(name)`` for
+        the others."""
         if self.maximize is not None:
             return self.maximize
         if name in self.names:
-            return self.higher.get(name, False)
+            return self.higher.get(name, xgboost_maximises(name))
         return builtin_rule(name)
+
+
+# XGBoost's early stopping, given no ``maximize``, maximises a metric whose name starts so
+# (its custom metrics too): a function named ``auc`` was minimised here, and the estimator kept
+# round 0 (holdout AUC 0.863, where XGBoost kept round 92 and 0.942)
+XGBOOST_MAXIMISED = ("auc", "aucpr", "pre", "map", "ndcg")
+
+
+def xgboost_maximises(name) -> bool:
+    return name != "mape" and name.startswith(XGBOOST_MAXIMISED)

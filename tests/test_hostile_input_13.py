@@ -86,3 +86,45 @@ def test_an_eval_metric_function_named_auc_is_maximised():
                       custom_metric=lambda p, d: ("mape", roc_auc_score(d.get_label(), p)),
                       maximize=True)
     assert forced.best_iteration == m.best_iteration
+
+
+@pytest.mark.parametrize("extra", [{"min_gain_to_split": 5.0}, {"min_gain_to_split": 100.0},
+                                   {"lambda_l1": 5.0}, {"lambda_l2": 100.0},
+                                   {"min_sum_hessian_in_leaf": 37.5}])
+@pytest.mark.parametrize("fused", [True, False])
+def test_lightgbm_names_grow_lightgbms_trees(extra, fused, monkeypatch):
+    """Under LightGBM's ``num_leaves`` a numeric field with no split above
+    ``min_gain_to_split`` in a node is never scanned in that node's subtree (LightGBM's
+    ``is_splittable``); hardwood scanned it again at every node, XGBoost's way, and its models
+    drifted from LightGBM's from the second round: 2.05 off at ``min_gain_to_split=5``, 1.53
+    at ``lambda_l1=5``, 1.09 at ``lambda_l2=5``. Both growers follow the rule."""
+    lgb = pytest.importorskip("lightgbm")
+    from hardwood.train import grower as grower_mod
+
+    monkeypatch.setattr(grower_mod, "FUSED", fused)
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 10, size=(2000, 5)).astype(np.float64)
+    y = np.sin(X[:, 0]) * 3 + (X[:, 1] > 4) * 2 + X[:, 2] * X[:, 3] / 10 + rng.normal(0, 1, 2000)
+    params = {**dict(objective="regression", num_leaves=31, learning_rate=1.0, lambda_l2=1.0,
+                     min_sum_hessian_in_leaf=1.0, max_bin=63), **extra}
+    theirs = lgb.train(dict(params, min_data_in_leaf=1, min_data_in_bin=1, verbose=-1,
+                            num_threads=1),
+                       lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1}),
+                       num_boost_round=3)
+    ours = hw.train(params, hw.Dataset(X, y, max_bin=63), num_boost_round=3)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-6)
+
+
+def test_lightgbm_growth_splits_labels_of_any_scale():
+    """XGBoost's floor on a split's gain (1e-6) held under LightGBM's names too: with labels
+    scaled by 1e-5 every tree was one leaf, where LightGBM (which needs a gain above 0) grows
+    31. XGBoost's names keep XGBoost's floor."""
+    rng = np.random.default_rng(1)
+    X = rng.integers(0, 10, size=(1000, 4)).astype(np.float64)
+    y = (np.sin(X[:, 0]) + X[:, 1] / 5 + rng.normal(0, 0.3, 1000)) * 1e-5
+    lgb_named = hw.train({"objective": "regression", "num_leaves": 15}, hw.Dataset(X, y), 2)
+    assert all((t.feature >= 0).sum() == 14 for t in lgb_named.trees)
+    xgb_named = hw.train({"max_leaves": 15, "grow_policy": "lossguide"}, hw.Dataset(X, y), 2)
+    assert all((t.feature >= 0).sum() == 0 for t in xgb_named.trees)
+    again = hw.train(dict(lgb_named.params), hw.Dataset(X, y), 2)  # the rule is kept in params
+    np.testing.assert_array_equal(again.predict(X), lgb_named.predict(X))

@@ -16,6 +16,7 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from .split import RT_EPS
 from ..parallel import run_ranges
 from ._intrinsics import add_pair, prefetch
 from .base import Backend
@@ -671,4 +672,5 @@ class CPUBackend(Backend):
                 float(p.min_child_weight), float(p.gamma), int(p.max_cat_to_onehot),
                 int(p.max_cat_threshold), p.grow_policy == "lossguide", int(p.max_depth),
                 int(max_leaves), cap, n_slots, self.total_bins, max_field_bins, cycles,
-                self.lanes, _NO_ROOT if root is None else root)
+                self.lanes, _NO_ROOT if root is None else root, bool(p.drop_unsplittable),
+                0.0 if p.drop_unsplittable else RT_EPS)

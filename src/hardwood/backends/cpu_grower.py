@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .split import RT_EPS, categorical_left_set, find_best_splits_pooled, node_feature_masks
+from .split import categorical_left_set, find_best_splits_pooled, node_feature_masks
 from ._intrinsics import cycles
 from .cpu import (SERIAL_ROWS, hist_blocks, hist_serial, make_blocks,
                   partition_blocks, partition_serial, reduce_into, block_rows)
@@ -90,12 +90,14 @@ def _subtract(pool2d, big, small):
 def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask,
               keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
               max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes,
-              root):
+              root, drop_unsplittable, gain_floor):
     """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
     (feature, code, default_left, left, right, begin, end, G, H, gain, tables).
     ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition.
     ``root``: the root's histogram, flat (g, h) pairs, when the caller built it (the roots of
-    a multiclass round, ``cpu.class_root_histograms``), else empty."""
+    a multiclass round, ``cpu.class_root_histograms``), else empty. ``drop_unsplittable``:
+    LightGBM's rule, a numeric field without a split above ``gamma`` in a node is not scanned
+    in its subtree (``Grower``); a split's gain must exceed ``gain_floor`` too."""
     feature = np.full(cap, -1, dtype=np.int64)
     code = np.zeros(cap, dtype=np.int64)
     dl = np.zeros(cap, dtype=np.bool_)
@@ -120,6 +122,8 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
     free = np.arange(n_slots - 1, -1, -1).astype(np.int64)
     n_free = n_slots
     min_gain = max(gamma, 0.0)
+    # the fields each node may still split on (LightGBM's is_splittable): only where dropped
+    splittable = np.ones((cap if drop_unsplittable else 0, offsets.shape[0]), dtype=np.bool_)
 
     n = rows.shape[0]
     begin[0] = 0
@@ -150,7 +154,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
     c0 = cycles()
     _evaluate(np.zeros(1, dtype=np.int64), pool, slot, G, H, tree_mask, keys, k_bynode, offsets,
               n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code,
-              c_dl, c_GL, c_HL)
+              c_dl, c_GL, c_HL, splittable, min_gain)
     prof[1] += cycles() - c0
     open_ids[0] = 0
     n_open = 1
@@ -161,7 +165,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
             best = -1
             for t in range(n_open):
                 i = open_ids[t]
-                if c_gain[i] > min_gain and c_gain[i] > RT_EPS:
+                if c_gain[i] > min_gain and c_gain[i] > gain_floor:
                     if best < 0 or c_gain[i] > c_gain[best] or (c_gain[i] == c_gain[best] and i < best):
                         best = i
             if best < 0:
@@ -177,13 +181,13 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
             cnt = 0
             for t in range(n_open):
                 i = open_ids[t]
-                if c_gain[i] > min_gain and c_gain[i] > RT_EPS:
+                if c_gain[i] > min_gain and c_gain[i] > gain_floor:
                     cnt += 1
             chosen = np.empty(cnt, dtype=np.int64)
             cnt = 0
             for t in range(n_open):
                 i = open_ids[t]
-                if c_gain[i] > min_gain and c_gain[i] > RT_EPS:
+                if c_gain[i] > min_gain and c_gain[i] > gain_floor:
                     chosen[cnt] = i
                     cnt += 1
                 else:  # becomes a leaf: its histogram is no longer needed
@@ -258,6 +262,9 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
             H[r] = H[i] - c_HL[i]
             depth[l] = depth[i] + 1
             depth[r] = depth[i] + 1
+            if drop_unsplittable:
+                splittable[l] = splittable[i]
+                splittable[r] = splittable[i]
             new_ids[2 * t] = l
             new_ids[2 * t + 1] = r
             if more:
@@ -290,7 +297,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
         # ② their best splits
         _evaluate(new_ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins,
                   is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl,
-                  c_GL, c_HL)
+                  c_GL, c_HL, splittable, min_gain)
         prof[1] += cycles() - c1
         for t in range(2 * m):
             open_ids[n_open] = new_ids[t]
@@ -302,11 +309,24 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
 
 @njit(cache=True, nogil=True)
 def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins, is_cat,
-              lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL):
+              lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL,
+              splittable, min_gain):
+    """② for the nodes ``ids``; where ``splittable`` has rows (LightGBM's rule), each node
+    scans the fields still splittable there and drops its numeric fields of no gain above
+    ``min_gain`` (``drop_unsplittable``)."""
     masks = node_feature_masks(ids, tree_mask, keys, k_bynode)
-    gain, feat, code, dl, GL, HL = find_best_splits_pooled(
+    drop = splittable.shape[0] > 0
+    if drop:
+        for t in range(ids.shape[0]):
+            masks[t] &= splittable[ids[t]]
+    gain, feat, code, dl, GL, HL, f_gain = find_best_splits_pooled(
         pool, slot[ids], G[ids], H[ids], masks, offsets, n_value_bins, is_cat,
         lam, alpha, mcw, max_onehot, max_thr)
+    if drop:
+        for t in range(ids.shape[0]):
+            for j in range(offsets.shape[0]):
+                if masks[t, j] and not is_cat[j] and not f_gain[t, j] > min_gain:
+                    splittable[ids[t], j] = False
     for t in range(ids.shape[0]):
         i = ids[t]
         c_gain[i] = gain[t]

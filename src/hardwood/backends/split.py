@@ -604,7 +604,8 @@ def best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL):
 def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
                             is_cat, lam, alpha, mcw, max_onehot, max_thr):
     """Best split of every node, node ``s`` having histogram ``pool[slots[s]]`` and
-    feature mask ``feat_mask[s]``: arrays (gain, feature, code, default_left, GL, HL).
+    feature mask ``feat_mask[s]``: arrays (gain, feature, code, default_left, GL, HL), and
+    each node's best gain per field ((n_nodes, d), -inf where none or not scanned).
 
     ``code`` is the split bin for numeric fields (bins <= code go left) and the encoded left
     set of ``_scan_categorical`` for categorical ones. ``gain`` is -inf where no split is valid.
@@ -624,19 +625,21 @@ def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_v
     else:
         _scan_parallel(d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
                        lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
-    return best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
+    gain, feature, code, dl, GL, HL = best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
+    return gain, feature, code, dl, GL, HL, f_gain
 
 
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
                      lam, alpha, mcw, max_onehot, max_thr, slots=None, parallel=False,
-                     monotone=None):
+                     monotone=None, field_gains=False):
     """``find_best_splits_pooled`` from the host, node ``s`` having histogram ``hists[s]``
     ((n_nodes, total_bins, 2)), or ``hists[slots[s]]`` where ``slots`` is given; the scans
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
     ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
     the training loop's other kernels launch so (``Grower.launches_prange``).
     ``monotone``: (lower, upper, mono) under monotone constraints: the nodes' bounds on their
-    weights and the fields' constraints (``scan_bounded_range``)."""
+    weights and the fields' constraints (``scan_bounded_range``). ``field_gains``: return
+    each node's best gain per field too, as a seventh array ((n_nodes, d))."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
     n_nodes, d = slots.shape[0], offsets.shape[0]
@@ -663,7 +666,8 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
         _scan_numeric_twin(n_nodes * d, chunks(n_nodes * d), *args)
     else:
         run_ranges(scan, n_nodes * d, *args)
-    return best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
+    best = best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
+    return best + (f_gain,) if field_gains else best
 
 
 SUBTRACT_CHUNK = 4096  # histogram cells of one subtraction task

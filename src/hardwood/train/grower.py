@@ -110,6 +110,10 @@ class GrowParams:
     # the listed features only (LightGBM's rule) or on any (XGBoost's)
     interaction_constraints: list = None
     interactions_listed_only: bool = False
+    # LightGBM's growth (train.params: brought by num_leaves): a numeric field with no split
+    # above gamma in a node is never scanned in that node's subtree, and a split needs a gain
+    # above 0 only (XGBoost's: above RT_EPS)
+    drop_unsplittable: bool = False
 
 
 @dataclass

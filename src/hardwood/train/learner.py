@@ -63,12 +63,14 @@ class _Nodes:
         self.cat_mask = []
         self.lower, self.upper = [], []  # bounds on the weights (monotone constraints)
         self.used = []  # features split on above (interaction constraints), or None
+        self.splittable = []  # fields still scanned (drop_unsplittable), or None
 
-    def add(self, count, G, H, depth, bounds=(-np.inf, np.inf), used=None):
+    def add(self, count, G, H, depth, bounds=(-np.inf, np.inf), used=None, splittable=None):
         for lst, v in ((self.feature, -1), (self.code, 0), (self.left, -1), (self.right, -1),
                        (self.default_left, False), (self.gain, 0.0), (self.count, count),
                        (self.G, G), (self.H, H), (self.depth, depth), (self.cat_mask, None),
-                       (self.lower, bounds[0]), (self.upper, bounds[1]), (self.used, used)):
+                       (self.lower, bounds[0]), (self.upper, bounds[1]), (self.used, used),
+                       (self.splittable, splittable)):
             lst.append(v)
         return len(self.feature) - 1
 
@@ -166,7 +168,8 @@ class TreeLearner:
         off0, off1 = int(gw.bm.offsets[0]), int(gw.bm.offsets[1])
         G = float(root_hist[0, off0:off1, 0].sum())
         H = float(root_hist[0, off0:off1, 1].sum())
-        nodes.add(n, G, H, 0, used=None if gw.interactions is None else np.zeros(gw.d, bool))
+        nodes.add(n, G, H, 0, used=None if gw.interactions is None else np.zeros(gw.d, bool),
+                  splittable=np.ones(gw.d, bool) if gw.p.drop_unsplittable else None)
         if gw.p.grow_policy == "lossguide":
             self._lossguide(nodes, g, h, keys, root_hist[0])
         else:
@@ -188,6 +191,9 @@ class TreeLearner:
         masks = keys.masks(ids)
         if gw.interactions is not None:
             masks = masks & np.stack([gw.allowed_features(nodes.used[i]) for i in ids])
+        drop = p.drop_unsplittable
+        if drop:
+            masks = masks & np.stack([nodes.splittable[i] for i in ids])
         n = len(ids)
         bounds = None
         if gw.mono is not None:
@@ -204,9 +210,14 @@ class TreeLearner:
                                     slots=np.asarray(rows, dtype=np.int64),
                                     parallel=self._prange,
                                     monotone=None if bounds is None else (
-                                        bounds[0][pos], bounds[1][pos], gw.mono))
+                                        bounds[0][pos], bounds[1][pos], gw.mono),
+                                    field_gains=drop)
             for out, x in zip(res, part):
                 out[pos] = x
+            if drop:  # LightGBM's rule: numeric fields of no gain above gamma are dropped
+                dead = masks[pos] & ~gw.is_cat & ~(part[6] > max(p.gamma, 0.0))
+                for k, q in enumerate(pos):
+                    nodes.splittable[ids[q]] &= ~dead[k]
         gw.profile.add("split", t0)
         return res
 
@@ -251,8 +262,11 @@ class TreeLearner:
             if used is not None:
                 used = used.copy()
                 used[int(feat[i])] = True
-            lefts.append(nodes.add(0, float(GL[i]), float(HL[i]), d, lb, used))
-            rights.append(nodes.add(0, Gp - float(GL[i]), Hp - float(HL[i]), d, rb, used))
+            fields = nodes.splittable[nid]
+            lefts.append(nodes.add(0, float(GL[i]), float(HL[i]), d, lb, used,
+                                   None if fields is None else fields.copy()))
+            rights.append(nodes.add(0, Gp - float(GL[i]), Hp - float(HL[i]), d, rb, used,
+                                    None if fields is None else fields.copy()))
             nodes.feature[nid], nodes.code[nid] = int(feat[i]), int(code[i])
             nodes.default_left[nid], nodes.gain[nid] = bool(dl[i]), float(gain[i])
             nodes.left[nid], nodes.right[nid] = lefts[-1], rights[-1]
@@ -287,7 +301,8 @@ class TreeLearner:
         return self.gw.p.max_depth <= 0 or depth < self.gw.p.max_depth
 
     def _splits(self, gain):
-        return gain > max(self.gw.p.gamma, 0.0) and gain > RT_EPS
+        floor = 0.0 if self.gw.p.drop_unsplittable else RT_EPS  # (LightGBM's: above 0)
+        return gain > max(self.gw.p.gamma, 0.0) and gain > floor
 
     def _depthwise(self, nodes, g, h, keys, root_hist):
         frontier = [0]

@@ -38,6 +38,10 @@ DEFAULTS = {
     # sets of features that may split on one path (lists of indices or names, or XGBoost's
     # string "[[0,1],[2,3]]"); resolved by resolve_interactions
     "interaction_constraints": None,
+    # LightGBM's growth: a numeric field without a split above gamma in a node is not scanned
+    # in its subtree (LightGBM's is_splittable), and splits need a gain above 0 (XGBoost's:
+    # 1e-6). None: on where LightGBM's num_leaves is given (train/grower.GrowParams)
+    "drop_unsplittable": None,
     "base_score": None,  # estimated from the labels
     "random_state": 0,
     "n_jobs": None,  # all cores
@@ -465,6 +469,11 @@ def resolve_params(params) -> dict:
         raise TypeError(f"parameter 'lambdarank_norm' must be True or False, got "
                         f"{p['lambdarank_norm']!r}")
     _num(p, "max_leaves", 0, integer=True)
+    if p["drop_unsplittable"] is None:
+        p["drop_unsplittable"] = "num_leaves" in params
+    if not isinstance(p["drop_unsplittable"], bool):
+        raise TypeError(f"parameter 'drop_unsplittable' must be True or False, got "
+                        f"{p['drop_unsplittable']!r}")
     if p["grow_policy"] not in GROW_POLICIES:
         raise ValueError(f"grow_policy must be one of {GROW_POLICIES}, got {p['grow_policy']!r}")
     if p["max_depth"] is None:

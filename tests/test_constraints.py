@@ -197,3 +197,20 @@ def test_constrained_trees_equal_on_the_reference_backend():
     a = hw.train(params, hw.Dataset(X, y), num_boost_round=4)
     b = hw.train(dict(params, backend="reference"), hw.Dataset(X, y), num_boost_round=4)
     np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=0, atol=1e-12)
+
+
+def test_estimators_take_the_constraints():
+    pd = pytest.importorskip("pandas")
+    from sklearn.base import clone
+
+    X, y = _data(8, n=800)
+    df = pd.DataFrame(X, columns=list("abcde"))
+    est = hw.GBDTRegressor(n_estimators=5, max_depth=4, monotone_constraints={"a": 1, "c": -1},
+                           interaction_constraints=[["a", "b"], ["c", "d", "e"]])
+    est.fit(df, y)
+    m = hw.train({"max_depth": 4, "monotone_constraints": [1, 0, -1, 0, 0],
+                  "interaction_constraints": [[0, 1], [2, 3, 4]]}, hw.Dataset(X, y), 5)
+    np.testing.assert_allclose(est.predict(df), m.predict(X), rtol=1e-12)
+    assert clone(est).get_params()["monotone_constraints"] == {"a": 1, "c": -1}
+    clf = hw.GBDTClassifier(n_estimators=3, monotone_constraints=[1, 0, 0, 0, 0])
+    assert clf.fit(X, y > np.median(y)).model_.params["monotone_constraints"] == [1, 0, 0, 0, 0]

@@ -6,12 +6,16 @@ They follow scikit-learn's conventions (constructor parameters stored as given a
 
 ``GBDTRegressor(objective=f)`` takes a loss of your own, ``f(y_true, y_pred) -> (grad, hess)``
 in the raw margins ``y_pred``, as XGBoost's and LightGBM's estimators; its model then predicts
-raw margins from a start of 0 (or ``base_score``), and the sample weights scale the gradients
-unless ``f`` takes them (``sample_weight=`` or a third argument).
+raw margins from a start of 0, LightGBM's (XGBoost's estimator starts at 0.5: give
+``base_score=0.5`` for its model), and the sample weights scale the gradients unless ``f``
+takes them (``sample_weight=`` or a third argument).
 ``eval_metric`` takes metric names and functions ``f(y_true, y_pred)`` (with
 ``sample_weight=`` or a third argument, the eval set's weights are passed), as XGBoost's and
-LightGBM's estimators: a function returns the value (named by the function, minimised by early
-stopping) or LightGBM's ``(name, value, is_higher_better)``.
+LightGBM's estimators: a function returns the value (named by the function; early stopping
+maximises it where XGBoost's rule by the name says so, ``auc...``, ``ndcg...``, and minimises
+it otherwise) or LightGBM's ``(name, value, is_higher_better)``.
+``monotone_constraints`` and ``interaction_constraints`` are ``train``'s (by feature index, or
+by name: a DataFrame's columns).
 
 Data handling:
 
@@ -87,7 +91,7 @@ class _GBDTBase(BaseEstimator):
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
-                 scale_pos_weight=1.0):
+                 scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -116,6 +120,8 @@ class _GBDTBase(BaseEstimator):
         self.device = device
         self.importance_type = importance_type
         self.scale_pos_weight = scale_pos_weight
+        self.monotone_constraints = monotone_constraints
+        self.interaction_constraints = interaction_constraints
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -167,6 +173,9 @@ class _GBDTBase(BaseEstimator):
             p["eval_metric"] = named
         if self.base_score is not None:
             p["base_score"] = self.base_score
+        for k in ("monotone_constraints", "interaction_constraints"):  # (by index or name)
+            if getattr(self, k) is not None:
+                p[k] = getattr(self, k)
         return p
 
     # -- data -------------------------------------------------------------------------
@@ -363,7 +372,9 @@ def _estimator_objective(f):
     """An ``objective`` function of the estimators, ``f(y_true, y_pred) -> (grad, hess)``
     (XGBoost's and LightGBM's form; ``y_pred`` the raw margins), as ``train``'s callable
     objective. The sample weights go to ``f`` where it takes them (``sample_weight=`` or a
-    third argument), else they scale its grad and hess, as LightGBM does."""
+    third argument), else they scale its grad and hess: a weighted pointwise loss (as
+    LightGBM 3 did; LightGBM 4 ignores the weights of a two-argument function without a word,
+    XGBoost refuses them)."""
     call = _weighted_call(f)
 
     def objective(margin, data):
@@ -576,8 +587,9 @@ class GBDTRanker(_GBDTBase):
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
-                 scale_pos_weight=1.0, lambdarank_truncation_level=30, lambdarank_norm=True,
-                 label_gain=None, sigmoid=1.0):
+                 scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
+                 lambdarank_truncation_level=30, lambdarank_norm=True, label_gain=None,
+                 sigmoid=1.0):
         # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
@@ -590,7 +602,9 @@ class GBDTRanker(_GBDTBase):
             categorical_features=categorical_features, n_jobs=n_jobs,
             random_state=random_state, verbose=verbose, sampling_method=sampling_method,
             top_rate=top_rate, other_rate=other_rate, device=device,
-            importance_type=importance_type, scale_pos_weight=scale_pos_weight)
+            importance_type=importance_type, scale_pos_weight=scale_pos_weight,
+            monotone_constraints=monotone_constraints,
+            interaction_constraints=interaction_constraints)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.label_gain = label_gain

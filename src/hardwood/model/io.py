@@ -237,6 +237,10 @@ def validate_tree(t: Tree, n_features, n_categories, is_cat_feature, where):
     if feat.min() < -1 or feat.max() >= n_features:
         _fail(f"{where}.feature holds an index outside [-1, {n_features})")
     internal = feat >= 0
+    # a leaf's child fields mean nothing, but the struct runtimes lay the children out from
+    # them: garbage there failed with a bare IndexError; a leaf's are -1
+    t.left[~internal] = -1
+    t.right[~internal] = -1
     ids = np.arange(n)
     for side in ("left", "right"):
         c = getattr(t, side).astype(np.int64)[internal]
@@ -407,7 +411,21 @@ def model_from_dict(d: dict):
             or len(trees) % (per * max(n_outputs, 1))):
         _fail("params.num_parallel_tree must be a positive integer that divides the trees "
               "into rounds")
-    rounds = len(trees) // (per * max(n_outputs, 1))
+    round_size = per * max(n_outputs, 1)
+    blocks = np.sort(group.reshape(-1, round_size), axis=1)
+    if blocks.size and not (blocks == np.repeat(np.arange(max(n_outputs, 1)), per)).all():
+        # slicing, iteration_range and best_iteration take each run of round_size trees as a
+        # round: trees stored class by class loaded and predicted, but model[:1] took the wrong
+        # trees (0.196 off)
+        _fail(f"tree_group must give each round's trees together, {round_size} a round with "
+              "each output's in it (trees stored output by output are not rounds)")
+    for k in ("sklearn_average_output", "lightgbm_average_output"):
+        v = params.get(k)
+        if v not in (None, False) and not (
+                isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+                and v > 0):
+            _fail(f"params.{k} must be a positive tree count, got {v!r}")
+    rounds = len(trees) // round_size
     if best_it is not None and (not isinstance(best_it, int) or isinstance(best_it, bool)
                                 or not 0 <= best_it < max(1, rounds)):
         _fail("best_iteration is out of range")

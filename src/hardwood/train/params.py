@@ -435,6 +435,11 @@ def resolve_params(params) -> dict:
         if key in seen and seen[key] != k:
             raise ValueError(f"parameters {seen[key]!r} and {k!r} are the same setting; give one")
         seen[key] = k
+        if getattr(v, "ndim", 0) >= 1 and hasattr(v, "tolist"):
+            # numpy arrays (label_gain, eval_at, constraints) as lists: compared with ``!=``
+            # they raised numpy's "truth value of an array is ambiguous", and a saved model
+            # dropped them from its params
+            v = v.tolist()
         p[key] = v
         if k in ("feature_fraction", "feature_fraction_bynode"):
             p["colsample_rounding"] = "nearest"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -301,6 +302,7 @@ class Booster:
                                   else (g[k], h[k], self.pred[k]))
                 tree, binned, leaves = grower.grow(tree_rows, gk, hk, tree_mask,
                                                    None if roots is None else roots[k])
+                self._warn_if_too_light(tree)
                 if grower is not self.grower:
                     leaves = _GlobalLeaves(leaves, sample)
                 t0 = time.perf_counter()
@@ -325,6 +327,21 @@ class Booster:
             if grower is not self.grower:
                 grower.release()
         self.rounds += 1
+
+    def _warn_if_too_light(self, tree):
+        """Warn, once, when a tree cannot split because all its rows' hessian sum is below
+        twice ``min_child_weight``: weights that sum to about 1 (AdaBoost's, normalised survey
+        weights) gave a constant model without a word (XGBoost's too; LightGBM's default
+        floor is 1e-3). Only the weights' ratios matter, so scaling them up is the cure."""
+        mcw = self.params["min_child_weight"]
+        if getattr(self, "_warned_light", False) or tree.feature.shape[0] > 1 or \
+                not 0 < tree.cover[0] < 2 * mcw:
+            return
+        self._warned_light = True
+        warnings.warn(f"a tree could not split: its rows' hessian sum {tree.cover[0]:.4g} is "
+                      f"below twice min_child_weight ({mcw:g}), the least each child needs. "
+                      "Sample weights that sum to about 1 do this: scale them up (only their "
+                      "ratios matter) or lower min_child_weight", UserWarning, stacklevel=4)
 
     def _compacted(self, rows, g, h, K, weight):
         """(a grower over the sample's bins gathered from the pages, its g, its h: scaled by

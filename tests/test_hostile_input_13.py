@@ -215,3 +215,16 @@ def test_weights_too_light_to_split_warn():
         warnings.simplefilter("error")
         scaled = hw.GBDTRegressor(n_estimators=3).fit(X, y, sample_weight=np.full(500, 1.0))
     assert scaled.score(X, y) > 0.5
+
+
+def test_importance_type_is_checked_by_fit_and_none_is_xgboosts_gain():
+    """``importance_type=None`` (XGBoost's default, its 'gain') or a misspelling was taken by
+    ``fit`` and failed only when ``feature_importances_`` was read."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + 0.1 * X[:, 1]
+    with pytest.raises(ValueError, match="importance_type must be one of"):
+        hw.GBDTRegressor(n_estimators=2, importance_type="gains").fit(X, y)
+    none = hw.GBDTRegressor(n_estimators=3, importance_type=None).fit(X, y)
+    gain = hw.GBDTRegressor(n_estimators=3, importance_type="gain").fit(X, y)
+    np.testing.assert_array_equal(none.feature_importances_, gain.feature_importances_)

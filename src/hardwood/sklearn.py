@@ -144,6 +144,7 @@ class _GBDTBase(BaseEstimator):
             raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
         if not isinstance(self.max_bin, numbers.Integral) or self.max_bin < 2:
             raise ValueError(f"max_bin must be an integer >= 2, got {self.max_bin!r}")
+        self._importance_kind()
         p = {
             "objective": _estimator_objective(objective) if callable(objective) else objective,
             "learning_rate": self.learning_rate,
@@ -319,13 +320,21 @@ class _GBDTBase(BaseEstimator):
         measure), 'gain' (the mean gain of a feature's splits: XGBoost's default), 'weight'
         (the number of splits: LightGBM's default 'split'), 'cover', 'total_cover'."""
         check_is_fitted(self, "model_")
-        kind = {"split": "weight"}.get(self.importance_type, self.importance_type)
-        if kind not in IMPORTANCE_KINDS:
-            raise ValueError(f"importance_type must be one of {list(IMPORTANCE_KINDS)} (or "
-                             f"LightGBM's 'split'), got {self.importance_type!r}")
+        kind = self._importance_kind()
         imp = np.asarray(self.model_.feature_importances(kind), dtype=np.float64)
         total = imp.sum()
         return imp / total if total > 0 else np.zeros_like(imp)
+
+    def _importance_kind(self):
+        """``importance_type`` as a kind of ``Model.feature_importances``: LightGBM's 'split'
+        is 'weight', XGBoost's None its default 'gain'. Checked by ``fit`` too: a bad value
+        was found only when ``feature_importances_`` was read, after training."""
+        kind = {"split": "weight", None: "gain"}.get(self.importance_type, self.importance_type)
+        if kind not in IMPORTANCE_KINDS:
+            raise ValueError(f"importance_type must be one of {list(IMPORTANCE_KINDS)} (or "
+                             f"LightGBM's 'split', or None: XGBoost's 'gain'), got "
+                             f"{self.importance_type!r}")
+        return kind
 
     # -- shared outputs ---------------------------------------------------------------
     def apply(self, X):

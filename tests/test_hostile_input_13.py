@@ -228,3 +228,14 @@ def test_importance_type_is_checked_by_fit_and_none_is_xgboosts_gain():
     none = hw.GBDTRegressor(n_estimators=3, importance_type=None).fit(X, y)
     gain = hw.GBDTRegressor(n_estimators=3, importance_type="gain").fit(X, y)
     np.testing.assert_array_equal(none.feature_importances_, gain.feature_importances_)
+
+
+def test_boosting_on_a_forest_names_the_forest():
+    """``init_model=forest.model_`` said to build the Dataset from the data the model was
+    trained on, which it already was; the cause is that the model is a random forest."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + rng.normal(0, 0.1, 300)
+    rf = hw.RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
+    with pytest.raises(ValueError, match="init_model is a random forest"):
+        hw.train({}, hw.Dataset(X, y), 2, init_model=rf.model_)

@@ -560,6 +560,14 @@ def _check_init_model(init, train_set, K):
                              "the Dataset's; build the Dataset from the data the model was "
                              "trained on, or with reference= a Dataset of that data (rows "
                              "that lack some of its categories then keep its codes)")
+    if init._leaves_are_shares_of_a_mean():
+        # (its thresholds lie between sample values inside the boosting bins, and its leaves
+        # hold shares of the forest's mean: "build the Dataset from the data the model was
+        # trained on" was the advice, which it already was)
+        raise ValueError("init_model is a random forest: boosting does not continue a "
+                         "forest's trees (its splits fall inside the Dataset's bins and its "
+                         "leaves hold shares of the forest's mean); boost on its residuals, "
+                         "y - forest.predict(X), instead")
     if init.info.unseen_left is not None and init.info.unseen_left.any():
         raise ValueError("init_model sends categories its training never saw left at every "
                          "split (XGBoost's rule, kept by the importer), which hardwood's "

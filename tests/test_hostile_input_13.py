@@ -239,3 +239,15 @@ def test_boosting_on_a_forest_names_the_forest():
     rf = hw.RandomForestRegressor(n_estimators=3, random_state=0).fit(X, y)
     with pytest.raises(ValueError, match="init_model is a random forest"):
         hw.train({}, hw.Dataset(X, y), 2, init_model=rf.model_)
+
+
+def test_to_json_refuses_what_load_would_refuse():
+    """``to_json`` wrote text that ``load`` refused (uint64 categories of 2^63 and above),
+    where ``save`` refused to write it; both now refuse alike."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    v = rng.integers(0, 5, 300).astype(np.uint64) + np.uint64(2**63)
+    X = pd.DataFrame({"a": rng.normal(size=300), "c": pd.Categorical(v)})
+    m = hw.train({"max_depth": 2}, hw.Dataset(X, (v % np.uint64(2)).astype(float)), 2)
+    with pytest.raises(ValueError, match="cannot write this model: the file would not load"):
+        m.to_json()

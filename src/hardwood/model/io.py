@@ -146,16 +146,22 @@ def _history_from_json(d) -> dict:
 
 
 def model_to_json(model) -> str:
-    return json.dumps(model_to_dict(model), separators=(",", ":"), allow_nan=False)
+    """The model's JSON text, checked as ``save_model`` checks it: ``to_json`` wrote text that
+    ``load`` refused (uint64 categories of 2^63 and above) where ``save`` refused it."""
+    return json.dumps(_loadable_dict(model, "write"), separators=(",", ":"), allow_nan=False)
+
+
+def _loadable_dict(model, verb):
+    doc = model_to_dict(model)
+    try:  # never write what load would refuse
+        model_from_dict(doc)
+    except ModelFormatError as e:
+        raise ValueError(f"cannot {verb} this model: the file would not load back ({e})") from None
+    return doc
 
 
 def save_model(model, path):
-    doc = model_to_dict(model)
-    try:  # never write a file that load would refuse
-        model_from_dict(doc)
-    except ModelFormatError as e:
-        raise ValueError(f"cannot save this model: the file would not load back ({e})") from None
-    text = json.dumps(doc, separators=(",", ":"), allow_nan=False)
+    text = json.dumps(_loadable_dict(model, "save"), separators=(",", ":"), allow_nan=False)
     with atomic_open(path, "w", encoding="utf-8") as fh:  # never half a model file
         fh.write(text)
 

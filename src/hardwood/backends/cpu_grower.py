@@ -312,7 +312,7 @@ def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value
               lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL,
               splittable, min_gain):
     """② for the nodes ``ids``; where ``splittable`` has rows (LightGBM's rule), each node
-    scans the fields still splittable there and drops its numeric fields of no gain above
+    scans the fields still splittable there and drops its fields of no gain above
     ``min_gain`` (``drop_unsplittable``)."""
     masks = node_feature_masks(ids, tree_mask, keys, k_bynode)
     drop = splittable.shape[0] > 0
@@ -325,7 +325,7 @@ def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value
     if drop:
         for t in range(ids.shape[0]):
             for j in range(offsets.shape[0]):
-                if masks[t, j] and not is_cat[j] and not f_gain[t, j] > min_gain:
+                if masks[t, j] and not f_gain[t, j] > min_gain:
                     splittable[ids[t], j] = False
     for t in range(ids.shape[0]):
         i = ids[t]

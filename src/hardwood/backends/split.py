@@ -128,16 +128,19 @@ def bounded_weight(G, H, lam, alpha, mcw, lo, hi):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def score_given_weight(G, H, lam, alpha, w):
-    """The loss reduction of weight ``w``, ``-(2 G w + (H + lambda) w^2 + 2 alpha |w|)``:
-    ``score`` at the unheld weight, less where ``w`` is held."""
+def score_given_weight(G, H, lam, alpha, w, lgb=False):
+    """The loss reduction of weight ``w``, ``-(2 G w + (H + lambda) w^2 + 2 alpha |w|)``
+    (XGBoost's since 3.4), or LightGBM's ``-(2 T(G) w + (H + lambda) w^2)`` where ``lgb``:
+    ``score`` at the unheld weight either way, less where ``w`` is held."""
     if H <= 0.0:
         return 0.0
+    if lgb:
+        return -(2.0 * _t(G, alpha) * w + (H + lam) * w * w)
     return -(2.0 * G * w + (H + lam) * w * w + 2.0 * alpha * abs(w))
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono):
+def _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb):
     """``_split_gain`` under monotone constraints: the children's weights held within the
     node's bounds, and -inf where they break the field's constraint ``mono``."""
     HR = H - HL
@@ -148,8 +151,8 @@ def _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono):
     wr = bounded_weight(GR, HR, lam, alpha, min_h, lo, hi)
     if (mono > 0 and wl > wr) or (mono < 0 and wl < wr):
         return -np.inf
-    return (score_given_weight(GL, HL, lam, alpha, wl) + score_given_weight(GR, HR, lam, alpha, wr)
-            - parent)
+    return (score_given_weight(GL, HL, lam, alpha, wl, lgb)
+            + score_given_weight(GR, HR, lam, alpha, wr, lgb) - parent)
 
 
 def child_bounds(GL, HL, G, H, lam, alpha, mcw, lo, hi, mono):
@@ -293,7 +296,7 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
 
 
 @njit(cache=True, nogil=True)
-def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono):
+def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, lgb):
     """``_scan_numeric_short`` under monotone constraints (``_bounded_split_gain``), for a field
     of any number of bins ``hf`` (its histogram from 0): the same candidates in the same
     order, so the same ties, and one more: code -1 with the missing values left (nothing
@@ -316,7 +319,7 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono):
         # the missing values alone left, every value right (bin -1: XGBoost's threshold below
         # the field's least value): the same rows as every value left and the missing right,
         # but under a constraint the order of the two weights decides, so both are candidates
-        g1 = _bounded_split_gain(Gm, Hm, G, H, lam, alpha, min_h, parent, lo, hi, mono)
+        g1 = _bounded_split_gain(Gm, Hm, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb)
         if _ties_or_beats(g1, best1):
             best1 = g1
             best1_GL = Gm
@@ -324,7 +327,7 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono):
     for b in range(nv):
         GL += hf[b, 0]
         HL += hf[b, 1]
-        g0 = _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono)
+        g0 = _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb)
         if _beats(g0, best):
             best = g0
             best_bin = b
@@ -332,7 +335,7 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono):
             best_HL = HL
         if with_missing:
             g1 = _bounded_split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent, lo, hi,
-                                     mono)
+                                     mono, lgb)
             if _ties_or_beats(g1, best1):
                 best1 = max(g1, best1)
                 best1_bin = b
@@ -387,7 +390,7 @@ def _category_order(hist, off, K, lam, alpha, mcw):
 
 @njit(cache=True, nogil=True)
 def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr,
-                      bounded=False, lo=-np.inf, hi=np.inf):
+                      bounded=False, lo=-np.inf, hi=np.inf, lgb=False):
     """Returns (gain, code, default_left, GL, HL); ``code`` encodes the left set:
     ``-(c+1)`` one-hot on category c, ``+k`` the first k sorted categories,
     ``K + k`` the last k sorted categories (see ``categorical_left_set``). The candidates
@@ -412,7 +415,7 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
                     continue
                 GL = hist[off + c, 0] + Gm * dl
                 HL = hist[off + c, 1] + Hm * dl
-                gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0)
+                gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0, lgb)
                         if bounded else _split_gain(GL, HL, G, H, lam, alpha, min_h, parent))
                 if gain > best:
                     best = gain
@@ -433,7 +436,7 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
             c = cats[k - 1] if direction == 0 else cats[K - k]
             GL += hist[off + c, 0]
             HL += hist[off + c, 1]
-            gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0)
+            gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0, lgb)
                     if bounded else _split_gain(GL, HL, G, H, lam, alpha, min_h, parent))
             if gain > best:
                 best = gain
@@ -537,9 +540,11 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 @njit(cache=True, nogil=True)
 def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
                        n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, lower, upper,
-                       mono, f_gain, f_code, f_dl, f_GL, f_HL):
+                       mono, lgb, f_gain, f_code, f_dl, f_GL, f_HL):
     """``scan_range`` under monotone constraints: node ``s`` has bounds ``lower[s]``,
-    ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1)."""
+    ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1). ``lgb``:
+    LightGBM's basic method, whose parent term is the unheld score and whose children's
+    L1 term is ``T(G) w`` (XGBoost's: the parent's weight held too, and ``G w + alpha |w|``)."""
     for t in range(t0, t1):
         s = t // d
         j = t % d
@@ -549,17 +554,18 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         H = node_H[s]
         lo = lower[s]
         hi = upper[s]
-        parent = score_given_weight(G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi))
+        parent = (score(G, H, lam, alpha) if lgb else
+                  score_given_weight(G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi)))
         hist = pool[slots[s]]
         nv = n_value_bins[j]
         if is_cat[j]:
             gain, code, dl, GL, HL = _scan_categorical(hist, offsets[j], nv, G, H, lam, alpha,
                                                        mcw, parent, max_onehot, max_thr, True,
-                                                       lo, hi)
+                                                       lo, hi, lgb)
         else:
             hf = hist[offsets[j]:offsets[j] + nv + 1]
             gain, code, dl, GL, HL = _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent,
-                                                           lo, hi, mono[j])
+                                                           lo, hi, mono[j], lgb)
         f_gain[s, j] = gain
         f_code[s, j] = code
         f_dl[s, j] = dl
@@ -637,8 +643,8 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
     ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
     the training loop's other kernels launch so (``Grower.launches_prange``).
-    ``monotone``: (lower, upper, mono) under monotone constraints: the nodes' bounds on their
-    weights and the fields' constraints (``scan_bounded_range``). ``field_gains``: return
+    ``monotone``: (lower, upper, mono, lgb) under monotone constraints: the nodes' bounds on
+    their weights, the fields' constraints and whether LightGBM's rule (``scan_bounded_range``). ``field_gains``: return
     each node's best gain per field too, as a seventh array ((n_nodes, d))."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
@@ -654,10 +660,10 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
             f_dl, f_GL, f_HL)
     scan = scan_range if is_cat.any() else scan_numeric_range
     if monotone is not None:
-        lower, upper, mono = monotone
+        lower, upper, mono, lgb = monotone
         args = args[:14] + (np.asarray(lower, dtype=np.float64),
                             np.asarray(upper, dtype=np.float64),
-                            np.asarray(mono, dtype=np.int64)) + args[14:]
+                            np.asarray(mono, dtype=np.int64), bool(lgb)) + args[14:]
         scan = scan_bounded_range
         parallel = False
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:

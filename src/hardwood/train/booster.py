@@ -117,10 +117,11 @@ class Booster:
                              "constraints do not bound")
         p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
                                                             train_set.feature_names)
-        # features in no interaction set: XGBoost splits the root on them (and their subtree
-        # on them alone), LightGBM never
-        self._interactions_listed_only = (isinstance(named, str)
-                                          and named.lower() in LIGHTGBM_OBJECTIVES)
+        # LightGBM's rules of the constraints where it grows the trees (num_leaves) or names
+        # the objective: features in no interaction set are never split on (XGBoost splits the
+        # root on them, and their subtree on them alone), and its basic monotone gains
+        self._lightgbm_constraints = p["drop_unsplittable"] or (
+            isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES)
         _check_weight_range(train_set.weight, "train_set")
         for v, name in zip(self.valid_sets, self.valid_names):
             if v is not train_set:
@@ -190,7 +191,7 @@ class Booster:
             else:
                 self.pages = RowPages(self.backend, n, pages)
             gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__ if k in p},
-                            interactions_listed_only=self._interactions_listed_only)
+                            lightgbm_constraints=self._lightgbm_constraints)
             self.grower = Grower(self.backend, self.pages, train_set.bin_mapper, gp,
                                  self.profile, None)
             self.pred = np.empty((K, n))

@@ -106,13 +106,15 @@ class GrowParams:
     max_cat_threshold: int = 64
     # one per field, -1/0/+1 (train.params.resolve_monotone); None or all 0: no constraints
     monotone_constraints: tuple = None
-    # feature index lists (train.params.resolve_interactions), and whether the root splits on
-    # the listed features only (LightGBM's rule) or on any (XGBoost's)
+    # feature index lists (train.params.resolve_interactions)
     interaction_constraints: list = None
-    interactions_listed_only: bool = False
-    # LightGBM's growth (train.params: brought by num_leaves): a numeric field with no split
-    # above gamma in a node is never scanned in that node's subtree, and a split needs a gain
-    # above 0 only (XGBoost's: above RT_EPS)
+    # LightGBM's rules of the constraints (under num_leaves or its objective names): the root
+    # splits on the features of some interaction set only (XGBoost's: on any), and monotone
+    # gains are its basic method's (backends/split.scan_bounded_range)
+    lightgbm_constraints: bool = False
+    # LightGBM's growth (train.params: brought by num_leaves): a field with no split above
+    # gamma in a node is never scanned in that node's subtree, and a split needs a gain above 0
+    # only (XGBoost's: above RT_EPS)
     drop_unsplittable: bool = False
 
 
@@ -204,10 +206,10 @@ class Grower:
         """Interaction constraints: the features a node may split on, given ``used``, those
         split on above it (bool, d): them, and every set that holds all of them
         (XGBoost's and LightGBM's rule); at the root, every feature or, with
-        ``interactions_listed_only``, those of some set."""
+        ``lightgbm_constraints``, those of some set."""
         sets = self.interactions
         if not used.any():
-            return sets.any(axis=0) if self.p.interactions_listed_only else np.ones(self.d, bool)
+            return sets.any(axis=0) if self.p.lightgbm_constraints else np.ones(self.d, bool)
         holds_all = ~(used[None, :] & ~sets).any(axis=1)
         return used | sets[holds_all].any(axis=0)
 

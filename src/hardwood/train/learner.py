@@ -210,12 +210,13 @@ class TreeLearner:
                                     slots=np.asarray(rows, dtype=np.int64),
                                     parallel=self._prange,
                                     monotone=None if bounds is None else (
-                                        bounds[0][pos], bounds[1][pos], gw.mono),
+                                        bounds[0][pos], bounds[1][pos], gw.mono,
+                                        p.lightgbm_constraints),
                                     field_gains=drop)
             for out, x in zip(res, part):
                 out[pos] = x
             if drop:  # LightGBM's rule: numeric fields of no gain above gamma are dropped
-                dead = masks[pos] & ~gw.is_cat & ~(part[6] > max(p.gamma, 0.0))
+                dead = masks[pos] & ~(part[6] > max(p.gamma, 0.0))
                 for k, q in enumerate(pos):
                     nodes.splittable[ids[q]] &= ~dead[k]
         gw.profile.add("split", t0)

@@ -38,7 +38,7 @@ DEFAULTS = {
     # sets of features that may split on one path (lists of indices or names, or XGBoost's
     # string "[[0,1],[2,3]]"); resolved by resolve_interactions
     "interaction_constraints": None,
-    # LightGBM's growth: a numeric field without a split above gamma in a node is not scanned
+    # LightGBM's growth: a field without a split above gamma in a node is not scanned
     # in its subtree (LightGBM's is_splittable), and splits need a gain above 0 (XGBoost's:
     # 1e-6). None: on where LightGBM's num_leaves is given (train/grower.GrowParams)
     "drop_unsplittable": None,
@@ -317,8 +317,8 @@ def _check_monotone(mc):
         text = mc.strip()
         if text[:1] in "([" and text[-1:] in ")]":
             text = text[1:-1]
-        try:
-            mc = [int(x) for x in text.split(",") if x.strip()]
+        try:  # (an empty slot, "(1,,-1)", is an error: dropped, it moved the later ones)
+            mc = [int(x) for x in text.split(",")] if text.strip() else []
         except ValueError:
             raise ValueError(f"monotone_constraints must list -1, 0 or 1 per feature, as "
                              f"\"(1,0,-1)\", got {mc!r}") from None
@@ -334,6 +334,8 @@ def _check_monotone(mc):
             for v in values):
         raise ValueError("monotone_constraints must give -1 (decreasing), 0 (none) or 1 "
                          f"(increasing) per feature, got {mc!r}")
+    if not values:  # "()", [] or {}: no constraint, as XGBoost and LightGBM read them
+        return None
     return {k: int(v) for k, v in items} if items is not None else [int(v) for v in values]
 
 
@@ -381,7 +383,11 @@ def _check_interactions(ic):
     if not ok:
         raise ValueError("interaction_constraints must be a list of feature lists (indices "
                          f"or names), as [[0, 1], [2, 3]], got {ic!r}")
-    return [[f if isinstance(f, str) else int(f) for f in group] for group in ic]
+    # empty sets constrain nothing, and no set at all is no constraint (LightGBM's reading;
+    # under its rule an empty list allowed no feature, and the model was its base score)
+    out = [[f if isinstance(f, str) else int(f) for f in group] for group in ic]
+    out = [group for group in out if group]
+    return out or None
 
 
 def resolve_interactions(ic, names):

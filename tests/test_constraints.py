@@ -89,7 +89,8 @@ def test_monotone_constraints_forms_and_errors():
     X, y = _data(3, n=400)
     ds = hw.Dataset(X, y, feature_names=list("abcde"))
     base = hw.train({"monotone_constraints": [1, 0, -1, 0, 0]}, ds, num_boost_round=3)
-    for form in ("(1,0,-1,0,0)", "[1, 0, -1, 0, 0]", {"a": 1, "c": -1}, np.array([1, 0, -1, 0, 0])):
+    for form in ("(1,0,-1,0,0)", "[1, 0, -1, 0, 0]", {"a": 1, "c": -1}, np.array([1, 0, -1, 0, 0]),
+                 np.sign([2.0, 0.0, -3.0, 0.0, 0.0])):
         m = hw.train({"monotone_constraints": form}, ds, num_boost_round=3)
         np.testing.assert_array_equal(m.predict(X), base.predict(X))
     # LightGBM's alias and its default method
@@ -171,6 +172,8 @@ def test_interaction_constraints_by_name_and_lightgbm_root_rule():
     by_index = hw.train({"interaction_constraints": [[0, 1], [2, 3]]}, ds, num_boost_round=4)
     by_name = hw.train({"interaction_constraints": [["a", "b"], ["c", "d"]]}, ds, 4)
     as_text = hw.train({"interaction_constraints": "[[0, 1], [2, 3]]"}, ds, 4)
+    as_arrays = hw.train({"interaction_constraints": [np.array([0, 1]), np.array([2, 3])]}, ds, 4)
+    np.testing.assert_array_equal(as_arrays.predict(X), by_index.predict(X))
     np.testing.assert_array_equal(by_name.predict(X), by_index.predict(X))
     np.testing.assert_array_equal(as_text.predict(X), by_index.predict(X))
     # feature 4 ('e', y's strongest) is in no set: XGBoost's rule splits on it alone,

@@ -335,14 +335,18 @@ class Booster:
         weights) gave a constant model without a word (XGBoost's too; LightGBM's default
         floor is 1e-3). Only the weights' ratios matter, so scaling them up is the cure."""
         mcw = self.params["min_child_weight"]
-        if getattr(self, "_warned_light", False) or tree.feature.shape[0] > 1 or \
+        # (the first round of a weighted training only: later rounds of small hessians, and
+        # small unweighted sets, are not the weights' doing)
+        if getattr(self, "_warned_light", False) or self.rounds > 0 or \
+                self.train_set.weight is None or tree.feature.shape[0] > 1 or \
                 not 0 < tree.cover[0] < 2 * mcw:
             return
         self._warned_light = True
-        warnings.warn(f"a tree could not split: its rows' hessian sum {tree.cover[0]:.4g} is "
-                      f"below twice min_child_weight ({mcw:g}), the least each child needs. "
-                      "Sample weights that sum to about 1 do this: scale them up (only their "
-                      "ratios matter) or lower min_child_weight", UserWarning, stacklevel=4)
+        warnings.warn(f"the first tree could not split: its rows' hessian sum "
+                      f"{tree.cover[0]:.4g} is below twice min_child_weight ({mcw:g}), the "
+                      "least each child needs. Only the sample weights' ratios matter: scale "
+                      "them up (weights that sum to about 1 do this), or lower "
+                      "min_child_weight", UserWarning, stacklevel=4)
 
     def _compacted(self, rows, g, h, K, weight):
         """(a grower over the sample's bins gathered from the pages, its g, its h: scaled by

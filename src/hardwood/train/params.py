@@ -329,8 +329,8 @@ def _check_monotone(mc):
     if items is not None and not all(isinstance(k, str) for k, _ in items):
         raise TypeError("monotone_constraints as a dict maps feature names to -1, 0 or 1; "
                         f"got keys {[k for k, _ in items if not isinstance(k, str)][:3]!r}")
-    if not isinstance(values, (list, tuple)) or not all(
-            isinstance(v, numbers.Integral) and not isinstance(v, bool) and v in (-1, 0, 1)
+    if not isinstance(values, (list, tuple)) or not all(  # (floats too: np.sign's 1.0)
+            isinstance(v, numbers.Real) and not isinstance(v, bool) and v in (-1, 0, 1)
             for v in values):
         raise ValueError("monotone_constraints must give -1 (decreasing), 0 (none) or 1 "
                          f"(increasing) per feature, got {mc!r}")
@@ -376,6 +376,9 @@ def _check_interactions(ic):
         except ValueError:
             raise ValueError(f"interaction_constraints must be a list of feature lists, as "
                              f"\"[[0,1],[2,3]]\", got {ic!r}") from None
+    if isinstance(ic, (list, tuple)):  # groups as numpy arrays: lists
+        ic = [g.tolist() if hasattr(g, "tolist") and getattr(g, "ndim", 0) == 1 else g
+              for g in ic]
     ok = isinstance(ic, (list, tuple)) and all(
         isinstance(group, (list, tuple, set, frozenset)) and all(
             isinstance(f, str) or (isinstance(f, numbers.Integral) and not isinstance(f, bool)

@@ -215,7 +215,8 @@ class Grower:
 
     def _fusable(self):
         # (constrained trees grow on the learner: the fused kernel has no constraints)
-        return (self.mono is None and self.interactions is None and getattr(self.backend, "grow_fused", None) is not None
+        return (self.mono is None and self.interactions is None
+                and getattr(self.backend, "grow_fused", None) is not None
                 and self.pages.n_pages == 1 and self.pages.in_core
                 and (self._fast_shape() is not None or self.p.grow_policy == "lossguide"))
 

@@ -109,9 +109,9 @@ def leaf_weight(G, H, lam, alpha):
 # -- monotone constraints (XGBoost's TreeEvaluator, LightGBM's "basic" method) -----------------
 # Each node holds bounds [lo, hi] on its weight (the root none). Under constraints every
 # weight is held within its node's bounds, and a gain is that of the held weights
-# (``score_given_weight``). A split on a
-# field of constraint +1 (-1) needs the left weight <= (>=) the right one; its children take
-# the parent's bounds, cut at the mean of their two weights (``child_bounds``).
+# (``score_given_weight``). A split on a field of constraint +1 (-1) needs the left weight
+# <= (>=) the right one; its children take the parent's bounds, cut at the mean of their two
+# weights (``child_bounds``).
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -554,8 +554,8 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         H = node_H[s]
         lo = lower[s]
         hi = upper[s]
-        parent = (score(G, H, lam, alpha) if lgb else
-                  score_given_weight(G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi)))
+        parent = (score(G, H, lam, alpha) if lgb else score_given_weight(
+            G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi)))
         hist = pool[slots[s]]
         nv = n_value_bins[j]
         if is_cat[j]:

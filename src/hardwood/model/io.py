@@ -243,10 +243,6 @@ def validate_tree(t: Tree, n_features, n_categories, is_cat_feature, where):
     if feat.min() < -1 or feat.max() >= n_features:
         _fail(f"{where}.feature holds an index outside [-1, {n_features})")
     internal = feat >= 0
-    # a leaf's child fields mean nothing, but the struct runtimes lay the children out from
-    # them: garbage there failed with a bare IndexError; a leaf's are -1
-    t.left[~internal] = -1
-    t.right[~internal] = -1
     ids = np.arange(n)
     for side in ("left", "right"):
         c = getattr(t, side).astype(np.int64)[internal]
@@ -402,6 +398,12 @@ def model_from_dict(d: dict):
             arrays["gain"] = arrays["gain"].astype(np.float32)
         tree = Tree.from_arrays(**arrays)
         validate_tree(tree, n_features, n_categories, info.is_categorical, where)
+        # a leaf's child fields mean nothing (validate_tree reads an internal node's only), but
+        # the struct runtimes lay the children out from them: garbage there failed with a bare
+        # IndexError; a leaf's are -1
+        leaf = tree.feature < 0
+        tree.left[leaf] = -1
+        tree.right[leaf] = -1
         trees.append(tree)
     best_it = d.get("best_iteration")
     best_score = d.get("best_score")

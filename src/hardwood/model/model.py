@@ -327,15 +327,15 @@ class Model:
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
-        if _sp is not None and _sp.issparse(X):
-            X = checked_csr(X, allow_no_rows=True)
+        if _sp is not None and _sp.issparse(X) and X.ndim == 2 and \
+                X.shape[0] > max(1, SPARSE_BLOCK_CELLS // max(X.shape[1], 1)):
+            # a wide sparse matrix is predicted in blocks of rows, each made dense: the whole
+            # at once took 8.4 GB for 5,000 x 200,000 (0.8 MB stored); smaller ones are checked
+            # and made dense once, in prepare
+            X = checked_csr(X)
             block = max(1, SPARSE_BLOCK_CELLS // max(X.shape[1], 1))
-            if X.shape[0] > block:
-                # a wide sparse matrix is predicted in blocks of rows, each made dense: the
-                # whole at once took 8.4 GB for 5,000 x 200,000 (0.8 MB stored)
-                return np.concatenate([self.predict(X[a:a + block], output, iteration_range,
-                                                    runtime)
-                                       for a in range(0, X.shape[0], block)], axis=0)
+            return np.concatenate([self.predict(X[a:a + block], output, iteration_range, runtime)
+                                   for a in range(0, X.shape[0], block)], axis=0)
         if output in SHAP_OUTPUTS:
             return self._shap_values(X, output, iteration_range)
         if self.trees:  # (no trees: the base score alone, below)

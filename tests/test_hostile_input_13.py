@@ -134,7 +134,7 @@ def test_wide_sparse_matrices_are_predicted_in_blocks_of_rows(monkeypatch):
     """``predict`` made the whole sparse matrix dense: 5,000 x 200,000 with 100,000 stored
     values took 20 s and 8.4 GB (XGBoost: 0.6 s). It is now made dense a block of rows at a
     time, every output the same as the whole matrix's."""
-    from hardwood.model import model as model_mod
+    from hardwood.data import convert
 
     rng = np.random.default_rng(3)
     n, d, nnz = 400, 60, 3000
@@ -143,7 +143,7 @@ def test_wide_sparse_matrices_are_predicted_in_blocks_of_rows(monkeypatch):
     y = np.asarray(X[:, :5].sum(axis=1)).ravel()
     m = hw.train({"max_depth": 3}, hw.Dataset(X, y), num_boost_round=4)
     whole = {out: m.predict(X.toarray(), output=out) for out in ("value", "leaf", "contrib")}
-    monkeypatch.setattr(model_mod, "SPARSE_BLOCK_CELLS", 7 * d)  # blocks of 7 rows
+    monkeypatch.setattr(convert, "SPARSE_BLOCK_CELLS", 7 * d)  # blocks of 7 rows
     for out, expected in whole.items():
         np.testing.assert_allclose(m.predict(X, output=out), expected, rtol=0, atol=1e-12)
         np.testing.assert_allclose(m.predict(X.tocsc(), output=out), expected, rtol=0,

@@ -437,6 +437,23 @@ def check_sparse_structure(X, what="X"):
         raise ValueError(f"{what} is a malformed sparse matrix ({X.format}): {e}") from None
 
 
+# a sparse matrix to predict is made dense this many cells (float32: 64 MB) at a time
+SPARSE_BLOCK_CELLS = 1 << 24
+
+
+def sparse_row_blocks(X):
+    """``(csr, rows per block)`` where ``X`` is a scipy sparse matrix too large to make dense
+    at once (``SPARSE_BLOCK_CELLS``), its structure checked; else None. Prediction takes
+    such a matrix a block of rows at a time: the whole at once took 8.4 GB for
+    5,000 x 200,000 with 0.8 MB stored."""
+    if _sp is None or not _sp.issparse(X) or X.ndim != 2:
+        return None
+    block = max(1, SPARSE_BLOCK_CELLS // max(X.shape[1], 1))
+    if X.shape[0] <= block:
+        return None
+    return checked_csr(X), block
+
+
 def checked_csr(X, what="X", allow_no_rows=False):
     """A scipy sparse matrix as CSR, its structure checked (column indices within the shape,
     ``indptr`` rising from 0 to nnz: scipy's full check; our kernels and scipy's own

@@ -6,12 +6,7 @@ import numbers
 
 import numpy as np
 
-try:
-    import scipy.sparse as _sp
-except ImportError:  # pragma: no cover
-    _sp = None
-
-from ..data.convert import FeatureInfo, checked_csr, to_float_matrix
+from ..data.convert import FeatureInfo, sparse_row_blocks, to_float_matrix
 from ..explain import treeshap
 from ..parallel import guard
 from ..objectives import transform_margin
@@ -21,8 +16,6 @@ from .tree import Tree, tree_edits
 OUTPUTS = ("value", "raw", "leaf", "contrib", "interaction")
 SHAP_OUTPUTS = ("contrib", "interaction")
 IMPORTANCE_KINDS = ("gain", "weight", "cover", "total_gain", "total_cover")
-# a sparse matrix to predict is made dense this many cells (float32: 64 MB) at a time
-SPARSE_BLOCK_CELLS = 1 << 24
 COMPILED_KEPT = 8  # compiled layouts Model.predict keeps per model (one per runtime and range)
 # rows × trees walked from which Model.predict's default lays the model out for auto:
 # about where its walk's saving pays for the layout (2026-11-24, depth 6: 100 trees, 10,000
@@ -327,13 +320,9 @@ class Model:
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
-        if _sp is not None and _sp.issparse(X) and X.ndim == 2 and \
-                X.shape[0] > max(1, SPARSE_BLOCK_CELLS // max(X.shape[1], 1)):
-            # a wide sparse matrix is predicted in blocks of rows, each made dense: the whole
-            # at once took 8.4 GB for 5,000 x 200,000 (0.8 MB stored); smaller ones are checked
-            # and made dense once, in prepare
-            X = checked_csr(X)
-            block = max(1, SPARSE_BLOCK_CELLS // max(X.shape[1], 1))
+        blocks = sparse_row_blocks(X)
+        if blocks is not None:  # a wide sparse matrix: a block of rows made dense at a time
+            X, block = blocks
             return np.concatenate([self.predict(X[a:a + block], output, iteration_range, runtime)
                                    for a in range(0, X.shape[0], block)], axis=0)
         if output in SHAP_OUTPUTS:

@@ -46,6 +46,7 @@ import time
 
 import numpy as np
 
+from ..data.convert import sparse_row_blocks
 from ..parallel import guard
 from ..objectives import transform_code
 from .naive import SERIAL_ROWS  # noqa: F401  (below it the kernels run on one thread)
@@ -219,42 +220,63 @@ class CompiledModel:
         return self._predict(X, output, out)
 
     def _predict(self, X, output, out):
+        blocks = sparse_row_blocks(X)
+        if blocks is not None:  # a wide sparse matrix: a block of rows made dense at a time
+            X, block = blocks
+            n = X.shape[0]
+            if out is not None:
+                self._check_out(out, output, n)
+            parts = [self._predict(X[a:a + block], output,
+                                   None if out is None else out[a:a + block])
+                     for a in range(0, n, block)]
+            if out is None:
+                return np.concatenate(parts, axis=0)
+            return out[:, 0] if out.ndim == 2 and self._single(output) else out
         with guard():  # a parallel kernel may run (hardwood.parallel)
             return self._predict_batch(X, output, out)
+
+    def _check_out(self, out, output, n):
+        """``out`` as the kernels write it for ``n`` rows (an (n,) array of one output as
+        (n, 1)), or a ValueError naming what is wrong with it."""
+        if not (isinstance(out, np.ndarray) and out.flags.writeable):
+            # a read-only out met the kernels as a Numba TypingError
+            raise ValueError("out must be a writeable numpy array, got "
+                             + ("a read-only array" if isinstance(out, np.ndarray)
+                                else type(out).__name__))
+        if output == "leaf":
+            shape = (n, self.t1 - self.t0)
+            if out.shape != shape or out.dtype != np.int32 or not out.flags.c_contiguous:
+                raise ValueError(f"out must be a C-contiguous int32 array of shape {shape}")
+            return out
+        K = self.n_outputs
+        if K == 1 and out.shape == (n,):
+            # the shape predict returns for one output; (n, 1) only was taken
+            out = out.reshape(n, 1) if out.flags.c_contiguous else out
+        if out.shape != (n, K) or out.dtype != np.float64 or not out.flags.c_contiguous:
+            shapes = f"{(n, K)}" + (f" or {(n,)}" if K == 1 else "")
+            raise ValueError(f"out must be a C-contiguous float64 array of shape {shapes}")
+        return out
 
     def _predict_batch(self, X, output, out):
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         mat = self._matrix(X)
         n = mat.shape[0]
-        if out is not None and not (isinstance(out, np.ndarray) and out.flags.writeable):
-            # a read-only out met the kernels as a Numba TypingError
-            raise ValueError("out must be a writeable numpy array, got "
-                             + ("a read-only array" if isinstance(out, np.ndarray)
-                                else type(out).__name__))
-        if out is not None and np.may_share_memory(out, mat):
-            # the kernels write out (base score first) while they read X
-            raise ValueError("out shares memory with X: predicting into it would overwrite "
-                             "the rows being read; give out a buffer of its own")
+        given = out
+        if out is not None:
+            out = self._check_out(out, output, n)
+            if np.may_share_memory(out, mat):
+                # the kernels write out (base score first) while they read X
+                raise ValueError("out shares memory with X: predicting into it would "
+                                 "overwrite the rows being read; give out a buffer of its own")
         if output == "leaf":
-            shape = (n, self.t1 - self.t0)
             if out is None:
-                out = np.empty(shape, dtype=np.int32)
-            elif out.shape != shape or out.dtype != np.int32 or not out.flags.c_contiguous:
-                raise ValueError(f"out must be a C-contiguous int32 array of shape {shape}")
+                out = np.empty((n, self.t1 - self.t0), dtype=np.int32)
             self._leaf(mat, out)
             return out
         K = self.n_outputs
-        given = out
-        if out is not None and K == 1 and out.shape == (n,):
-            # the shape predict returns for one output; (n, 1) only was taken
-            out = out.reshape(n, 1) if out.flags.c_contiguous else out
         if out is None:
             out = np.empty((n, K), dtype=np.float64)
-        elif out.shape != (n, K) or out.dtype != np.float64 or not out.flags.c_contiguous:
-            shapes = f"{(n, K)}" + (f" or {(n,)}" if K == 1 else "")
-            raise ValueError(f"out must be a C-contiguous float64 array of shape {shapes}")
-        single = K == 1 or (output == "value" and self._code == ARGMAX)
         if (n == 1 and self._one is not None and mat.flags.c_contiguous
                 and (mat.dtype == _F32 or mat.dtype == _F64)):
             # the one-row kernel writes row 0 of out (all K columns, transformed in place)
@@ -266,9 +288,12 @@ class CompiledModel:
                 transform_inplace(self._code, out)
         if given is not None and given.ndim == 1:
             return given
-        if single:
-            return out[:, 0]
-        return out
+        return out[:, 0] if self._single(output) else out
+
+    def _single(self, output):
+        """Whether ``output`` is one column: one output, or the class of multi:softmax."""
+        return output != "leaf" and (self.n_outputs == 1
+                                     or (output == "value" and self._code == ARGMAX))
 
 
 def _add_nothing(X, out):

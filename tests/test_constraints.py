@@ -266,3 +266,28 @@ def test_num_leaves_brings_lightgbms_interaction_rule_without_an_objective():
     X, y = _data(11, n=800)
     m = hw.train({"num_leaves": 8, "interaction_constraints": [[0, 1]]}, hw.Dataset(X, y), 5)
     assert {int(f) for t in m.trees for f in t.feature if f >= 0} <= {0, 1}
+
+
+def test_continued_training_keeps_the_init_models_constraints():
+    """Continuing a monotone model with params that name no constraints grew unconstrained
+    trees: the model broke its promise without a word. The init model's constraints now carry
+    over, as in XGBoost's continuation; naming them (``[]`` included) sets the new trees'."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(2000, 3))
+    y = np.sin(3 * X[:, 0]) + X[:, 1] * X[:, 2] + rng.normal(0, 0.3, 2000)
+    ds = hw.Dataset(X, y)
+    first = hw.train({"max_depth": 4, "monotone_constraints": [1, 0, 0],
+                      "interaction_constraints": [[0], [1, 2]]}, ds, 3)
+    carried = hw.train({"max_depth": 4}, ds, 12, init_model=first)
+    named = hw.train({"max_depth": 4, "monotone_constraints": [1, 0, 0],
+                      "interaction_constraints": [[0], [1, 2]]}, ds, 12, init_model=first)
+    np.testing.assert_array_equal(carried.predict(X), named.predict(X))
+    grid = np.repeat(X[:200], 50, axis=0)
+    grid[:, 0] = np.tile(np.linspace(-3, 3, 50), 200)
+    assert (np.diff(carried.predict(grid).reshape(200, 50), axis=1) >= -1e-12).all()
+    for t in carried.trees:  # feature 0 never shares a path with 1 or 2
+        assert not (0 in set(t.feature) and ({1, 2} & set(t.feature)))
+    assert carried.params["monotone_constraints"] == [1, 0, 0]
+    unconstrained = hw.train({"max_depth": 4, "monotone_constraints": [],
+                              "interaction_constraints": []}, ds, 12, init_model=first)
+    assert (np.diff(unconstrained.predict(grid).reshape(200, 50), axis=1) < -1e-6).any()

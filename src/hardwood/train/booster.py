@@ -32,7 +32,7 @@ from . import sampling
 from .custom_metric import CustomMetrics
 from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
-from .params import (DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, resolve_interactions,
+from .params import (ALIASES, DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, resolve_interactions,
                      resolve_monotone, resolve_params)
 
 
@@ -108,6 +108,8 @@ class Booster:
             # retrain it, and a continuation can tell the two apart)
             p["objective"] = obj.name
         obj.check_labels(y)
+        if init is not None:
+            _carry_constraints(p, params, init)
         p["monotone_constraints"] = resolve_monotone(
             p["monotone_constraints"], train_set.feature_names,
             train_set.bin_mapper.is_categorical)
@@ -533,6 +535,16 @@ def _disk_pages(train_set, spec):
     paths = write_pages(train_set.bins_row, spec["dir"], int(spec.get("page_bytes", 32 << 20)),
                         key)
     return _stored_pages(train_set, paths, key)
+
+
+def _carry_constraints(p, params, init):
+    """Constraints the params do not name are the init model's, as XGBoost's continuation
+    keeps its booster's: continuing a monotone model without them grew trees that broke its
+    promise, without a word. Naming them, ``[]`` included, sets those of the new trees."""
+    for key in ("monotone_constraints", "interaction_constraints"):
+        named = any(k == key or ALIASES.get(k) == key for k in params)
+        if not named and init.params.get(key) is not None:
+            p[key] = init.params[key]
 
 
 def _load_init_model(init_model):

@@ -42,3 +42,62 @@ def test_compiled_models_predict_wide_sparse_matrices_in_blocks_of_rows(monkeypa
         np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12)
     with pytest.raises(ValueError, match="out must be"):
         c.predict(X, output="raw", out=np.empty((n - 1, m.n_outputs)))
+
+
+@pytest.mark.parametrize("base_score", [1e-9, 5e-7, 0.3, 0.9999999, 1 - 1e-12])
+def test_logistic_base_scores_are_bounded_as_xgboost_bounds_them(base_score):
+    """XGBoost bounds a logistic ``base_score`` to [1e-6, 1 - 1e-6] and takes its logit in
+    float32. hardwood took the value as given, in training and in imported models: margins
+    6.9 below XGBoost's at 1e-9, and 2.4 above it at 0.9999999 (probabilities 1000x off)."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(9)
+    X = rng.integers(-20, 20, size=(2000, 4)).astype(float)  # identical bins in both
+    y = ((X[:, 0] + X[:, 1] ** 2 / 20) > 1).astype(float)
+    params = {"objective": "binary:logistic", "base_score": base_score, "max_depth": 3}
+    b = xgb.train(params, xgb.DMatrix(X, y), 3)
+    expected = b.predict(xgb.DMatrix(X), output_margin=True)
+    imported = hw.import_model(b)
+    trained = hw.train(params, hw.Dataset(X, y), 3)
+    np.testing.assert_allclose(imported.predict(X, output="raw"), expected, rtol=0, atol=2e-6)
+    np.testing.assert_allclose(trained.predict(X, output="raw"), expected, rtol=0, atol=2e-6)
+
+
+def test_ranker_fit_on_a_dataset_takes_its_queries_and_refuses_others():
+    """``GBDTRanker.fit(dataset, None, group=B)`` required ``group=`` and then trained on the
+    Dataset's own queries, ignoring ``B`` (even a malformed one); ``fit(dataset)`` was a
+    TypeError. The Dataset's queries are now used, and queries given beside them refused."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = rng.integers(0, 4, 300).astype(float)
+    ds = hw.Dataset(X, y, group=[100, 100, 100])
+    a = hw.GBDTRanker(n_estimators=5).fit(ds)
+    b = hw.GBDTRanker(n_estimators=5).fit(X, y, group=[100, 100, 100])
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+    for queries in ({"group": [150, 150]}, {"qid": np.repeat([0, 1, 2], 100)}):
+        with pytest.raises(ValueError, match="carries its own queries"):
+            hw.GBDTRanker().fit(ds, **queries)
+    with pytest.raises(ValueError, match="without queries"):
+        hw.GBDTRanker().fit(hw.Dataset(X, y))
+    with pytest.raises(ValueError, match="needs y"):
+        hw.GBDTRanker().fit(X, group=[100, 100, 100])
+    np.testing.assert_array_equal(ds.get_group(), [100, 100, 100])  # LightGBM's sizes
+    assert hw.Dataset(X, y).get_group() is None
+
+
+def test_ranking_names_and_query_inputs_get_errors_that_name_them():
+    """``eval_metric='ndcg@³'`` passed ``str.isdigit`` to a bare ``int()`` error, a cutoff past
+    int32 overflowed in the kernel, qids of mixed types were a bare TypeError from
+    ``np.unique``, and one weight per query in a Dataset got a shape error naming neither."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    y = rng.integers(0, 3, 60).astype(float)
+    ds = hw.Dataset(X, y, group=[20, 20, 20])
+    for name in ["ndcg@\u00b3", "ndcg@\u0663", "ndcg@99999999999999999999", "map@0"]:
+        with pytest.raises(ValueError, match="cutoff after '@' must be a positive integer"):
+            hw.train({"objective": "rank:ndcg", "eval_metric": name}, ds, 1, valid_sets=[ds])
+    mixed = hw.Dataset(X, y, qid=np.array([1] * 20 + ["1"] * 20 + [2.0] * 20, dtype=object))
+    np.testing.assert_array_equal(mixed.get_group(), [20, 20, 20])
+    with pytest.raises(ValueError, match="not contiguous"):
+        hw.Dataset(X, y, qid=np.array([1] * 20 + ["a"] * 20 + [1] * 20, dtype=object))
+    with pytest.raises(ValueError, match="one per query"):
+        hw.Dataset(X, y, group=[20, 20, 20], weight=[1.0, 2.0, 3.0])

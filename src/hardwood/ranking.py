@@ -70,7 +70,8 @@ def group_ptr(n_rows, group=None, qid=None, what="group"):
                          f"{int(np.flatnonzero(np.isnan(q))[0])}); every row needs its query")
     starts = np.concatenate([[0], np.flatnonzero(q[1:] != q[:-1]) + 1])
     ids = q[starts]
-    if np.unique(ids).size != ids.size:  # some query in two runs: name the first
+    # (a set: np.unique sorts, a bare TypeError on ids of mixed types)
+    if len(set(ids.tolist())) != ids.size:  # some query in two runs: name the first
         seen = set()
         for k, v in enumerate(ids.tolist()):
             if v in seen:
@@ -264,11 +265,13 @@ def parse_ranking_metric(name):
     if base not in ("ndcg", "map", "pre"):
         return None
     if at:
-        if at.endswith("-") and at[:-1].isdigit():  # XGBoost's 'ndcg@3-'
+        if at.endswith("-") and at[:-1].isascii() and at[:-1].isdigit():  # 'ndcg@3-'
             raise ValueError(f"eval_metric {name!r}: XGBoost's '-' variant (a query without "
                              "a relevant row scores 0) is not supported; give "
                              f"'{base}@{at[:-1]}' (see hardwood.ranking for its rule)")
-        if not at.isdigit() or int(at) < 1:
+        # (ASCII digits: '³' passed isdigit() to a bare int() error; a cutoff past int32 was
+        # an OverflowError in the kernel)
+        if not (at.isascii() and at.isdigit()) or not 1 <= int(at) < 2 ** 31:
             raise ValueError(f"eval_metric {name!r}: the cutoff after '@' must be a positive "
                              "integer")
         return base, int(at)

@@ -627,21 +627,34 @@ class GBDTRanker(_GBDTBase):
             p["label_gain"] = self.label_gain
         return p
 
-    def fit(self, X, y, group=None, qid=None, sample_weight=None, eval_set=None,
+    def fit(self, X, y=None, group=None, qid=None, sample_weight=None, eval_set=None,
             eval_group=None, eval_qid=None, verbose=False):
         """Fit the ranker. ``eval_set``: (X, y) pairs, each with its ``eval_group[i]`` sizes
-        or ``eval_qid[i]`` ids."""
+        or ``eval_qid[i]`` ids. ``X`` may be a ``hardwood.Dataset`` built with its queries
+        (``y``, ``sample_weight`` and the queries then come from it)."""
         objective = self.objective or DEFAULT_OBJECTIVE["ranking"]
         _objective_for(self, objective, ("ranking",))
-        if group is None and qid is None:
+        if isinstance(X, Dataset):
+            # (group= beside a Dataset was required, then ignored for the Dataset's own)
+            if group is not None or qid is not None:
+                raise ValueError("X is a hardwood.Dataset, which carries its own queries: "
+                                 "build it with group= or qid= and leave them out of fit")
+            if X.group is None:
+                raise ValueError("X is a hardwood.Dataset without queries: build it with "
+                                 "hardwood.Dataset(X, y, group=sizes) or qid=ids")
+        elif group is None and qid is None:
             raise ValueError("GBDTRanker.fit needs the queries: group= (sizes of consecutive "
                              "queries) or qid= (one query id per row)")
-        _check_row_weights(X, group, qid, sample_weight)
+        elif y is None:
+            raise ValueError("GBDTRanker.fit needs y, the relevance grades of the rows")
+        if not isinstance(X, Dataset):
+            _check_row_weights(X, group, qid, sample_weight)
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
         if group is not None and qid is not None:  # qid was ignored
             raise ValueError("GBDTRanker.fit takes the queries as group= (sizes) or as qid= "
                              "(one id per row), not both")
-        queries = {"group": group} if group is not None else {"qid": qid}
+        queries = ({"group": group} if group is not None
+                   else {"qid": qid} if qid is not None else None)
         eval_queries = None
         if eval_set is None and (eval_group is not None or eval_qid is not None):
             raise ValueError("eval_group and eval_qid need eval_set: they give the queries "

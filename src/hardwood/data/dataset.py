@@ -237,7 +237,19 @@ class Dataset:
         self.info: FeatureInfo = info
         self.n_rows, self.n_features = (X.shape[0], mat.shape[1]) if chunked else mat.shape
         self.label = to_vector(y, self.n_rows, "label")
+        self.group = None  # query boundaries (ranking): query q is rows group[q]:group[q + 1]
+        if group is not None or qid is not None:
+            from ..ranking import group_ptr
+
+            self.group = group_ptr(self.n_rows, group, qid)
         if weight is not None:
+            n_queries = None if self.group is None else self.group.size - 1
+            if (hasattr(weight, "__len__") and len(weight) == n_queries
+                    and n_queries != self.n_rows):
+                # (XGBoost's DMatrix takes one weight per query; the shape error named neither)
+                raise ValueError(f"weight has {n_queries} values, one per query; a Dataset "
+                                 f"takes one weight per row ({self.n_rows}): repeat each "
+                                 "query's weight over its rows, e.g. np.repeat(weights, group)")
             w = to_vector(weight, self.n_rows, "weight")
             if np.any(w < 0):
                 i = int(np.flatnonzero(w < 0)[0])
@@ -248,11 +260,6 @@ class Dataset:
             self.weight = w
         else:
             self.weight = None
-        self.group = None  # query boundaries (ranking): query q is rows group[q]:group[q + 1]
-        if group is not None or qid is not None:
-            from ..ranking import group_ptr
-
-            self.group = group_ptr(self.n_rows, group, qid)
         if reference is not None:
             self.bin_mapper = reference.bin_mapper
         else:
@@ -307,6 +314,12 @@ class Dataset:
 
     def get_weight(self):
         return self.weight
+
+    def get_group(self):
+        """The query sizes (LightGBM's ``Dataset.get_group``), or None without queries.
+        ``group`` itself holds the query boundaries: query ``q`` is rows
+        ``group[q]:group[q + 1]``."""
+        return None if self.group is None else np.diff(self.group)
 
     def __repr__(self):
         n_cat = int(self.info.is_categorical.sum())

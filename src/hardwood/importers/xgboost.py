@@ -31,6 +31,7 @@ import struct
 
 import numpy as np
 
+from ..objectives import xgboost_logit
 from ._build import (MAX_CATEGORIES, MAX_FEATURES, MAX_NODES_PER_TREE, MAX_OUTPUTS, TreeBuilder,
                      check_bitset_words, check_categories, check_size, fail, feature_info,
                      float32_boundary, make_model, reading)
@@ -446,8 +447,8 @@ def _import(d, where):
         fail(LIB, f"base_score has {base.size} values for {K} outputs")
     base = base.astype(np.float32).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if base_link == "logit":
-            base = np.log(base / (1.0 - base))
+        if base_link == "logit":  # (XGBoost bounds it, then takes the logit in float32)
+            base = np.where((base >= 0) & (base <= 1), xgboost_logit(base), np.nan)
         elif base_link == "log":
             base = np.log(base)
     if not np.all(np.isfinite(base)):

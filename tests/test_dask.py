@@ -349,6 +349,52 @@ def test_gbdt_estimators(client, data):
 
 
 @pytest.mark.timeout(120)
+def test_dask_estimators_check_what_the_in_memory_ones_check(client, data):
+    """Session 24 (probe 37): ``categorical_features`` and metric functions in ``eval_metric``
+    were dropped without a word (a categorical column trained as numbers; early stopping
+    followed rmse); ``objective='multi:softmax'`` crashed ``predict_proba`` in a worker;
+    ``DaskGBDTRegressor`` trained ``binary:logistic``; ``score`` failed on a dask DataFrame
+    (unknown chunk sizes) and ``best_score_`` was never set."""
+    import pandas as pd
+
+    X, y, _, yc, _ = data
+    dX, dy, dyc = _dask(X, 300), _dask(y, 300), _dask(yc, 300)
+
+    def fitted(est, *args, **kw):
+        est.client = client
+        return est.fit(*args, **kw)
+
+    with pytest.raises(ValueError, match="takes no categorical_features"):
+        fitted(hd.DaskGBDTRegressor(n_estimators=2, categorical_features=[0]), dX, dy)
+    with pytest.raises(ValueError, match="metric names, not functions"):
+        fitted(hd.DaskGBDTRegressor(n_estimators=2, eval_metric=lambda t, p: 0.0), dX, dy,
+               eval_set=[(dX, dy)])
+    with pytest.raises(ValueError, match="takes no objective function"):
+        fitted(hd.DaskGBDTRegressor(n_estimators=2, objective=lambda p, d: (p, p)), dX, dy)
+    with pytest.raises(ValueError, match="is a binary objective"):
+        fitted(hd.DaskGBDTRegressor(n_estimators=2, objective="binary:logistic"), dX, dy)
+    with pytest.raises(ValueError, match="is for two classes"):
+        fitted(hd.DaskGBDTClassifier(n_estimators=2, objective="binary:logistic"), dX, dyc)
+    softmax = fitted(hd.DaskGBDTClassifier(n_estimators=2, max_depth=3,
+                                           objective="multi:softmax"), dX, dyc)
+    ref = hardwood.GBDTClassifier(n_estimators=2, max_depth=3, objective="multi:softmax")
+    ref.fit(X, yc)
+    np.testing.assert_allclose(softmax.predict_proba(dX).compute(), ref.predict_proba(X),
+                               rtol=0, atol=1e-6)
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"c{j}" for j in range(D)]),
+                           npartitions=2)
+    labels = dd.from_pandas(pd.Series(yc), npartitions=2)
+    assert softmax.score(frame, labels) == pytest.approx(ref.score(X, yc))
+    held = (X[:200] + 0.1, y[:200])
+    reg = fitted(hd.DaskGBDTRegressor(n_estimators=20, max_depth=3, early_stopping_rounds=2),
+                 dX, dy, eval_set=[held])
+    assert reg.best_score_ == reg.model_.best_score
+    assert reg.score(dX, dy) == pytest.approx(
+        hardwood.GBDTRegressor(n_estimators=20, max_depth=3, early_stopping_rounds=2)
+        .fit(X, y, eval_set=[held]).score(X, y), abs=1e-9)
+
+
+@pytest.mark.timeout(120)
 def test_estimators_pickle_without_their_client_and_take_a_random_state(client, data):
     """A fitted Dask estimator whose ``client`` was set could not be pickled (the live
     connection went with it; XGBoost's drop it); the Dask forests failed on a

@@ -101,3 +101,26 @@ def test_ranking_names_and_query_inputs_get_errors_that_name_them():
         hw.Dataset(X, y, qid=np.array([1] * 20 + ["a"] * 20 + [1] * 20, dtype=object))
     with pytest.raises(ValueError, match="one per query"):
         hw.Dataset(X, y, group=[20, 20, 20], weight=[1.0, 2.0, 3.0])
+
+
+@pytest.mark.parametrize("categorical_feature", [["a", "b"], ["b"], []])
+def test_lightgbm_category_lists_that_do_not_line_up_are_refused_with_the_cause(
+        categorical_feature):
+    """LightGBM lists the categories of every pandas 'category' column of its training
+    frame, whichever it trained as categorical. With ``categorical_feature`` naming an int
+    column, or leaving the category column numeric, the import failed with a message blaming
+    the valid model, or (``["b"]``) gave column ``b`` the categories of column ``a``. Both are
+    now refused with the cause and the way round it."""
+    lgb = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    from hardwood.importers import ImportModelError
+
+    rng = np.random.default_rng(3)
+    n = 600
+    df = pd.DataFrame({"a": pd.Categorical(rng.choice(list("pqrstu"), n)),
+                       "b": rng.integers(0, 8, n), "c": rng.normal(size=n)})
+    y = df["a"].cat.codes * 1.0 + np.sin(df["b"] * 1.3) * 2 + df["c"]
+    bst = lgb.train({"verbose": -1, "min_data_per_group": 5, "cat_smooth": 1},
+                    lgb.Dataset(df, y, categorical_feature=categorical_feature), 5)
+    with pytest.raises(ImportModelError, match="do not line up.*categorical_feature equal"):
+        hw.import_model(bst)

@@ -270,9 +270,21 @@ def _import(text, where):
         cat_split_features += p["cat_features"]
         parsed.append(p)
     where.at = "pandas_categorical"
-    if pandas_cat is not None and len(pandas_cat) != int(is_cat.sum()):
-        fail(LIB, f"pandas_categorical lists {len(pandas_cat)} columns but the model has "
-                  f"{int(is_cat.sum())} categorical features")
+    if pandas_cat is not None and (
+            len(pandas_cat) != int(is_cat.sum())
+            # (a category column's codes stay below its count of categories: a feature coded
+            # past its list is an integer column the list is not of)
+            or any(max_code[j] > len(c) for j, c in zip(np.flatnonzero(is_cat), pandas_cat))):
+        # LightGBM lists the categories of every pandas 'category' column of its training
+        # frame, whichever it trained as categorical; the file does not say which columns
+        # those were, so the lists cannot be given to the right features
+        fail(LIB, f"pandas_categorical lists the categories of {len(pandas_cat)} pandas "
+                  f"'category' columns, which do not line up with the model's "
+                  f"{int(is_cat.sum())} categorical features: its categorical_feature named columns of another dtype, or left "
+                  "category columns numeric (ordered ones, under 'auto'), and the file does "
+                  "not record which columns the lists belong to. Train with "
+                  "categorical_feature equal to the frame's 'category' columns (convert the "
+                  "others to 'category' dtype first)")
     counts = np.where(is_cat, max_code, 0)
     if pandas_cat is not None:
         counts[is_cat] = np.maximum(counts[is_cat], [len(c) for c in pandas_cat])
@@ -282,9 +294,6 @@ def _import(text, where):
     for k, j in enumerate(np.flatnonzero(is_cat)):
         if pandas_cat is not None:
             categories[j] = list(pandas_cat[k])
-            if max_code[j] > len(categories[j]):
-                # codes beyond the pandas categories can only be reached by non-pandas input
-                categories[j] = categories[j] + list(range(len(categories[j]), int(max_code[j])))
         else:
             categories[j] = range(int(max_code[j]))
     where.at = "the features"

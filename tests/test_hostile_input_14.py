@@ -124,3 +124,53 @@ def test_lightgbm_category_lists_that_do_not_line_up_are_refused_with_the_cause(
                     lgb.Dataset(df, y, categorical_feature=categorical_feature), 5)
     with pytest.raises(ImportModelError, match="do not line up.*categorical_feature equal"):
         hw.import_model(bst)
+
+
+def test_cli_refuses_a_header_of_numbers_and_takes_constraint_strings(tmp_path, capsys):
+    """A CSV without a header, given without ``--no-header``, lost its first row to the
+    header (2499 of 2500 rows trained, features named by its numbers). ``--param`` split
+    XGBoost's ``(1,0,-1)`` and ``[[0,1],[2,3]]`` on their commas, so interaction constraints
+    could not be given at all. Labels of 1e308 and ``device=cuda`` without a GPU printed
+    tracebacks (exit 1)."""
+    pytest.importorskip("pandas")
+    from hardwood.cli import main
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] - X[:, 1] + 0.1 * rng.normal(size=300)
+    raw = tmp_path / "raw.csv"
+    np.savetxt(raw, np.column_stack([X, y]), delimiter=",")
+    named = tmp_path / "named.csv"
+    np.savetxt(named, np.column_stack([X, y]), delimiter=",", header="x0,x1,x2,x3,y",
+               comments="")
+
+    def run(*argv):
+        rc = main(list(argv))
+        got = capsys.readouterr()
+        return rc, got.out + got.err
+
+    rc, err = run("train", "--data", str(raw), "--label", "4", "--out", str(tmp_path / "a.json"))
+    assert rc == 2 and "holds only numbers" in err and "--no-header" in err
+    rc, err = run("train", "--data", str(raw), "--label", "4", "--no-header",
+                  "--out", str(tmp_path / "a.json"))
+    assert rc == 0 and "300 rows" in err
+    rc, err = run("train", "--data", str(raw), "--label", "4", "--header",
+                  "--out", str(tmp_path / "b.json"))
+    assert rc == 0 and "299 rows" in err  # asked for: the first line names the columns
+    for param in ("monotone_constraints=(1,-1,0,0)",
+                  "interaction_constraints=[[0,1],[2,3]]",
+                  "interaction_constraints=[[x0,x1],[x2,x3]]"):
+        out = tmp_path / "c.json"
+        rc, err = run("train", "--data", str(named), "--label", "y", "-q", "--rounds", "5",
+                      "--param", param, "--out", str(out))
+        assert rc == 0, err
+        m = hw.load(str(out))
+        key, _ = param.split("=", 1)
+        expected = {"monotone_constraints": [1, -1, 0, 0],
+                    "interaction_constraints": [[0, 1], [2, 3]]}[key]
+        assert m.params[key] == expected
+    huge = tmp_path / "huge.csv"
+    np.savetxt(huge, np.column_stack([X, np.where(y > 0, 1e308, -1e308)]), delimiter=",",
+               header="x0,x1,x2,x3,y", comments="")
+    rc, err = run("train", "--data", str(huge), "--label", "y", "--out", str(tmp_path / "h.json"))
+    assert rc == 2 and "Traceback" not in err and "not finite" in err

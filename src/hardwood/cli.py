@@ -34,6 +34,7 @@ labels; without queries it writes the scores and says why it printed none.
 from __future__ import annotations
 
 import argparse
+import json
 import numbers
 import os
 import re
@@ -67,6 +68,16 @@ class _Parser(argparse.ArgumentParser):
 def parse_value(text: str):
     """A ``--param`` value: bool, None, int, float, a comma-separated list, or the string."""
     s = text.strip()
+    if s.startswith("["):  # a list: interaction_constraints=[[0,1],[2,3]] or [[x0,x1],[x2]]
+        for text in (s, re.sub(r"(?<![\w\"])([A-Za-z_][\w.]*)", r'"\1"', s)):
+            try:
+                return json.loads(text)
+            except ValueError:
+                pass
+        raise CLIError(f"--param value {s!r} starts a list but is not one: write it as "
+                       "JSON, such as [[0,1],[2,3]] or [[\"x0\",\"x1\"],[\"x2\"]]")
+    if s.startswith("("):  # XGBoost's tuple string: monotone_constraints=(1,0,-1)
+        return s
     if "," in s:
         return [parse_value(part) for part in s.split(",") if part.strip()]
     low = s.lower()
@@ -138,7 +149,7 @@ def _categorical_list(text):
 
 
 def _read(path, label, fmt, *, no_header=False, sep=None, info=None, categorical=None,
-          numeric=None, hint=True, queries=None):
+          numeric=None, hint=True, queries=None, header=False):
     """read_table with the CLI's options, as ``(X, y, names, queries)``. ``queries``: None
     (not looked for; the 4th value is None) or the options of read_table_with_queries
     (``qid_column``, ``group_file``); ``info`` (a model's or training set's features)
@@ -152,7 +163,11 @@ def _read(path, label, fmt, *, no_header=False, sep=None, info=None, categorical
     kind = detect_format(path, fmt)
     kw = {}
     if kind == "csv" and no_header:
+        if header:
+            raise CLIError("give --header or --no-header, not both")
         kw["header"] = False
+    elif kind == "csv" and header:
+        kw["header"] = True
     if sep is not None:
         if kind != "csv":
             raise CLIError(f"--sep is for delimited text files; {path!r} is read as {kind}")
@@ -196,6 +211,9 @@ def _separator(sep):
 def add_text_arguments(parser, no_header_help="CSV without a header row"):
     """``--no-header`` and ``--sep``: how a delimited text file is read."""
     parser.add_argument("--no-header", action="store_true", help=no_header_help)
+    parser.add_argument("--header", action="store_true",
+                        help="the first line is the header even if it holds only numbers "
+                             "(such a line is refused as data otherwise)")
     parser.add_argument("--sep", metavar="CHAR",
                         help="field separator of a text file: one character, 'tab' or "
                              "'whitespace' (default: ',' for .csv, tab for .tsv, sniffed for "
@@ -420,7 +438,7 @@ def cmd_train(args) -> int:
     weight = [args.weight] if args.weight else None
     X, y, names, queries = _read(args.data, args.label, args.format, no_header=args.no_header,
                                  sep=args.sep, categorical=cat, numeric=weight,
-                                 queries=train_queries)
+                                 queries=train_queries, header=args.header)
     X, w = _split_weight(X, args.weight, args.data)
     if y is None:
         raise CLIError(f"{args.data!r} has no label column")
@@ -432,7 +450,7 @@ def cmd_train(args) -> int:
     if args.valid:
         Xv, yv, _, queries = _read(args.valid, args.label, args.valid_format or args.format,
                                    no_header=args.no_header, sep=args.sep, info=train_set.info,
-                                   numeric=weight, queries=valid_queries)
+                                   numeric=weight, queries=valid_queries, header=args.header)
         Xv, wv = _split_weight(Xv, args.weight, args.valid)
         if yv is None:
             raise CLIError(f"{args.valid!r} has no label column")
@@ -491,7 +509,7 @@ def _write_predictions(out, pred, output):
 
 
 def read_for_model(path, label, fmt, model, no_header=False, group_file=None,
-                   qid_column=None, sep=None):
+                   qid_column=None, sep=None, header=False):
     """``(X, y, queries)`` of a data file read for a saved ``model``: columns typed,
     selected and ordered as its features. A ranking model's ``queries`` (a ``Queries``, or
     None when the file has none) come from ``group_file``, ``qid_column``, the file's
@@ -502,7 +520,7 @@ def read_for_model(path, label, fmt, model, no_header=False, group_file=None,
         raise CLIError(f"--label {label!r} names one of the model's features; give the label "
                        "column, or leave --label out to predict without scoring")
     X, y, _, queries = _read(path, label, fmt, no_header=no_header, sep=sep, info=model.info,
-                             hint=False,
+                             hint=False, header=header,
                              queries=_query_options(model.objective, group_file, qid_column))
     return _align(X, model.info, path, no_header), y, queries
 
@@ -543,7 +561,7 @@ def cmd_predict(args) -> int:
     model = hardwood.load(args.model)
     X, y, found = read_for_model(args.data, args.label, args.format, model,
                                  no_header=args.no_header, group_file=args.group,
-                                 qid_column=args.qid_column, sep=args.sep)
+                                 qid_column=args.qid_column, sep=args.sep, header=args.header)
     t0 = time.perf_counter()
     with threads(args.threads):
         pred = model.predict(X, output=args.output)
@@ -778,7 +796,8 @@ def main(argv=None) -> int:
         except (OSError, ValueError):
             pass
         return 141
-    except (ModelFormatError, ValueError, TypeError, FileNotFoundError, OSError, ImportError) as e:
+    except (ModelFormatError, ValueError, TypeError, FileNotFoundError, OSError, ImportError,
+            ArithmeticError, RuntimeError) as e:  # (labels of 1e308; device='cuda', no GPU)
         return _error(_one_line(e))
     except KeyboardInterrupt:
         print("hardwood: interrupted", file=sys.stderr, flush=True)

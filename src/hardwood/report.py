@@ -499,7 +499,8 @@ def run(args) -> int:
     if args.data is not None:
         X, y, queries = read_for_model(args.data, args.label, args.format, model,
                                        no_header=args.no_header, sep=args.sep,
-                                       group_file=args.group, qid_column=args.qid_column)
+                                       group_file=args.group, qid_column=args.qid_column,
+                                       header=args.header)
     if queries is not None:
         queries.boundaries(X.shape[0])  # sizes that do not add up: an error naming the file
     t0 = time.perf_counter()

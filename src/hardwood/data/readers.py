@@ -445,11 +445,14 @@ def separator_hint(columns) -> str:
     return ""
 
 
-def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numeric=None,
+def read_csv(path, label=None, *, header=None, sep=None, categorical=None, numeric=None,
              infer=True):
     """Read a delimited text file with pandas. ``sep=None``: ',' for .csv, tab for .tsv,
-    sniffed otherwise. ``header=False``: no header row, the columns are named ``f0, f1, ...``
-    (after taking out the label column, which is then chosen by index).
+    sniffed otherwise. ``header=None`` (the default): the first line is a header row, and
+    one that holds nothing but numbers is refused as data (a file without a header lost its
+    first row to it, and its features were named by its numbers); ``True``: the first line
+    is the header whatever it holds; ``False``: no header row, the columns are named
+    ``f0, f1, ...`` (after taking out the label column, which is then chosen by index).
 
     Column types (``infer=True``, the default) follow one rule, so that a typo never turns a
     numeric column into categories:
@@ -478,7 +481,7 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
     # index_col=False: a line that ends with the separator (one field more than the header)
     # made pandas take the first column as the row index, every column shifted one place
     # left: the label read as a feature, the last feature all NaN
-    kw = dict(sep=sep, header=0 if header else None, index_col=False)
+    kw = dict(sep=sep, header=None if header is False else 0, index_col=False)
     if sep == r"\s+":
         kw["engine"] = "python"
     else:  # type each column from all its cells at once, not chunk by chunk (a chunk of
@@ -492,16 +495,16 @@ def read_csv(path, label=None, *, header=True, sep=None, categorical=None, numer
     except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as e:
         msg = " ".join(str(e).split())
         raise ValueError(f"cannot parse {path!r} as delimited text (separator {sep!r}): {msg}") from None
-    if header:
-        check_header_names(path, kw)
+    if header is None or header:
+        check_header_names(path, kw, numbers_refused=header is None)
     else:
         df.columns = [str(i) for i in range(df.shape[1])]
         if label is not None and isinstance(label, str) and not re.fullmatch(r"[+-]?\d+", label.strip()):
             raise ValueError(f"label {label!r} is a column name, but {path!r} is read without a "
                              "header row; give the label column's index")
-    names = (lambda n: [f"f{i}" for i in range(n)]) if not header else None
+    names = (lambda n: [f"f{i}" for i in range(n)]) if header is False else None
     X, y, _ = finish_frame(df, label, path, categorical=categorical, numeric=numeric,
-                            infer=infer, locate=line_locator(path, comp, sep, header),
+                            infer=infer, locate=line_locator(path, comp, sep, header is not False),
                             feature_names=names)
     return X, y, list(X.columns)
 
@@ -529,15 +532,30 @@ def without_extra_fields(read, path):
                 "(a thousands separator such as 5,258, or a decimal comma)") from None
 
 
-def check_header_names(path, kw):
+def check_header_names(path, kw, numbers_refused=False):
     """Refuse a CSV header that names a column twice: pandas renames the second one (``y``
     -> ``y.1``), which was then trained as a feature without a word. ``kw``: the file's
-    ``pandas.read_csv`` options. Empty names are left to pandas (``Unnamed: 3``)."""
+    ``pandas.read_csv`` options. Empty names are left to pandas (``Unnamed: 3``).
+    ``numbers_refused``: refuse a header of numbers only, a first row of data."""
     pd = need("pandas", "CSV", "pandas")
     head = pd.read_csv(path, **{**kw, "header": None, "nrows": 1, "dtype": str,
                                 "keep_default_na": False})
     names = [str(c) for c in head.iloc[0].tolist()] if head.shape[0] else []
+    if numbers_refused and names and all(_is_number(c) for c in names):
+        raise ValueError(f"the first line of {path!r} holds only numbers ({', '.join(names[:4])}"
+                         f"{', ...' if len(names) > 4 else ''}): it is a row of data, not a "
+                         "header. Read the file without a header (header=False, --no-header "
+                         "on the command line; the label is then a column index), or "
+                         "header=True (--header) if those numbers are the column names")
     check_distinct_names(path, [c for c in names if c != ""])
+
+
+def _is_number(text):
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return text.strip() != ""
 
 
 def check_distinct_names(path, names):

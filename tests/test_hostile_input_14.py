@@ -174,3 +174,19 @@ def test_cli_refuses_a_header_of_numbers_and_takes_constraint_strings(tmp_path, 
                header="x0,x1,x2,x3,y", comments="")
     rc, err = run("train", "--data", str(huge), "--label", "y", "--out", str(tmp_path / "h.json"))
     assert rc == 2 and "Traceback" not in err and "not finite" in err
+
+
+@pytest.mark.parametrize("bootstrap", [False, True])
+def test_forest_weights_whose_sum_overflows_are_refused(bootstrap):
+    """Two sample weights of 1e308 (each finite, their sum not) trained a forest that
+    predicted NaN, with numpy's overflow warnings only; with bootstrap the error was numpy's
+    "probabilities do not sum to 1"."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 4))
+    y = X[:, 0] + rng.normal(size=200)
+    w = np.ones(200)
+    w[:2] = 1e308
+    for est, target in ((hw.RandomForestRegressor, y), (hw.RandomForestClassifier, y > 0)):
+        with pytest.raises(ValueError, match="sample_weight sums to inf"):
+            est(n_estimators=3, bootstrap=bootstrap, random_state=0).fit(X, target,
+                                                                          sample_weight=w)

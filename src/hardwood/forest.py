@@ -94,7 +94,15 @@ def _validate(est, X, y=None, *, fitting, reset=True, **kw):
 def _checked_weight(sample_weight, X):
     """scikit-learn's weight checks, after refusing a masked array (they drop the mask)."""
     reject_masked(sample_weight, "sample_weight")
-    return _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    w = _check_sample_weight(sample_weight, X, dtype=np.float64, ensure_non_negative=True)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(w))
+    if not np.isfinite(total):
+        # (two weights of 1e308 trained a forest predicting NaN, with numpy's warnings only)
+        raise ValueError(f"sample_weight sums to {total}: weights this large overflow the "
+                         "sums the splits are scored by; scale them down (only their ratios "
+                         "matter)")
+    return w
 
 
 def _is_int(v):

@@ -215,3 +215,25 @@ def test_num_leaves_brings_lightgbms_defaults(objective):
                      hw.Dataset(X, y, max_bin=255), 2)
     assert (given.params["learning_rate"], given.params["reg_lambda"],
             given.params["min_child_weight"]) == (0.3, 1.0, 1.0)
+
+
+def test_estimators_name_what_they_take_for_the_peers_parameter_names():
+    """``GBDTClassifier(num_leaves=31)`` was Python's bare "unexpected keyword argument",
+    where ``hardwood.train`` explains the same names. The estimators keep scikit-learn's
+    explicit signatures (get_params, clone, pickling unchanged)."""
+    import inspect
+    import pickle
+
+    from sklearn.base import clone
+
+    cases = {"num_leaves": "max_leaves here", "lambda_l2": "reg_lambda here",
+             "seed": "random_state here", "tree_method": "leave tree_method out",
+             "min_child_samples": "no least row count", "n_estimator": "'n_estimators'"}
+    for cls in (hw.GBDTRegressor, hw.GBDTClassifier, hw.GBDTRanker):
+        for k, hint in cases.items():
+            with pytest.raises(TypeError, match=f"unexpected keyword argument '{k}'.*{hint}"):
+                cls(**{k: 1})
+        est = cls(max_leaves=7, learning_rate=0.2)
+        assert "max_leaves" in inspect.signature(cls).parameters
+        assert clone(est).get_params() == est.get_params()
+        assert pickle.loads(pickle.dumps(est)).get_params() == est.get_params()

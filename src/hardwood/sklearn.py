@@ -35,6 +35,7 @@ Data handling:
 from __future__ import annotations
 
 import copy
+import difflib
 import inspect
 import numbers
 
@@ -57,6 +58,7 @@ from .data.dataset import Dataset
 from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, objective_class
 from .train.engine import train
+from .train.params import ALIASES, DEFAULTS, FOREIGN_HINTS
 
 __all__ = ["GBDTRegressor", "GBDTClassifier", "GBDTRanker"]
 
@@ -83,6 +85,16 @@ class _GBDTBase(BaseEstimator):
     """Shared parameters, validation and training of the hardwood estimators."""
 
     _keeps_rows = False  # True: rows of weight 0 stay (a ranker's queries are row runs)
+
+    def __new__(cls, *args, **kwargs):
+        # (before __init__ binds them: its signature is scikit-learn's list of parameters)
+        _refuse_foreign_names(cls, kwargs)
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # the class's signature stays __init__'s (inspect reads __new__'s, (*args, **kwargs))
+        cls.__signature__ = _constructor_signature(cls)
 
     def __init__(self, n_estimators=100, learning_rate=0.3, max_depth=None, max_leaves=0,
                  grow_policy="depthwise", min_child_weight=1.0, reg_lambda=1.0, reg_alpha=0.0,
@@ -415,6 +427,37 @@ def _weighted_call(f):
         return f(y, pred, sample_weight=w) if keyword else f(y, pred, w)
     call.takes_weights = keyword or third
     return call
+
+
+def _constructor_signature(cls):
+    sig = inspect.signature(cls.__init__)
+    return sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "self"])
+
+
+def _refuse_foreign_names(cls, kwargs):
+    """A TypeError for keyword arguments the estimator class does not take, saying what it
+    takes instead where the name is XGBoost's or LightGBM's (``GBDTClassifier(num_leaves=31)``
+    got Python's bare "unexpected keyword argument", where ``hardwood.train`` explains)."""
+    own = [k for k in inspect.signature(cls.__init__).parameters if k != "self"]
+    foreign = [k for k in kwargs if k not in own]
+    if not foreign:
+        return
+    name = cls.__name__
+    k = foreign[0]
+    target = ALIASES.get(k, k if k in DEFAULTS else None)
+    if k in ALIASES and target is None:  # tree_method, booster, boosting_type
+        why = (f"{name} always trains gradient-boosted trees on histograms: leave {k} out")
+    elif target in own:
+        why = f"{k} is {target} here: {name}({target}=...)"
+        if k == "num_leaves":
+            why += " with grow_policy='lossguide', LightGBM's leaf-wise growth"
+    elif k in FOREIGN_HINTS:
+        why = FOREIGN_HINTS[k]
+    else:
+        close = difflib.get_close_matches(k, own, n=3)
+        why = f"did you mean {', '.join(map(repr, close))}?" if close else (
+            f"hardwood.train takes more parameters than {name} does")
+    raise TypeError(f"{name} got an unexpected keyword argument {k!r}; {why}")
 
 
 def _objective_for(estimator, objective, tasks):

@@ -228,7 +228,7 @@ def test_estimators_name_what_they_take_for_the_peers_parameter_names():
 
     cases = {"num_leaves": "max_leaves here", "lambda_l2": "reg_lambda here",
              "seed": "random_state here", "tree_method": "leave tree_method out",
-             "min_child_samples": "no least row count", "n_estimator": "'n_estimators'"}
+             "min_data_in_leaf": "min_child_samples here", "n_estimator": "'n_estimators'"}
     for cls in (hw.GBDTRegressor, hw.GBDTClassifier, hw.GBDTRanker):
         for k, hint in cases.items():
             with pytest.raises(TypeError, match=f"unexpected keyword argument '{k}'.*{hint}"):

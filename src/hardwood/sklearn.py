@@ -103,7 +103,8 @@ class _GBDTBase(BaseEstimator):
                  early_stopping_rounds=None, base_score=None, categorical_features=None,
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
-                 scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None):
+                 scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
+                 min_child_samples=0):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -132,6 +133,7 @@ class _GBDTBase(BaseEstimator):
         self.device = device
         self.importance_type = importance_type
         self.scale_pos_weight = scale_pos_weight
+        self.min_child_samples = min_child_samples
         self.monotone_constraints = monotone_constraints
         self.interaction_constraints = interaction_constraints
 
@@ -180,6 +182,7 @@ class _GBDTBase(BaseEstimator):
             "verbose": self.verbose,
             "device": self.device,
             "scale_pos_weight": self.scale_pos_weight,
+            "min_data_in_leaf": self.min_child_samples,
         }
         named = [m for m in _metric_list(self.eval_metric) if not callable(m)]
         if named:
@@ -445,6 +448,7 @@ def _refuse_foreign_names(cls, kwargs):
     name = cls.__name__
     k = foreign[0]
     target = ALIASES.get(k, k if k in DEFAULTS else None)
+    target = {"min_data_in_leaf": "min_child_samples"}.get(target, target)  # (LGBMRegressor's)
     if k in ALIASES and target is None:  # tree_method, booster, boosting_type
         why = (f"{name} always trains gradient-boosted trees on histograms: leave {k} out")
     elif target in own:
@@ -641,7 +645,7 @@ class GBDTRanker(_GBDTBase):
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
                  scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
                  lambdarank_truncation_level=30, lambdarank_norm=True, label_gain=None,
-                 sigmoid=1.0):
+                 sigmoid=1.0, min_child_samples=0):
         # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
@@ -656,7 +660,7 @@ class GBDTRanker(_GBDTBase):
             top_rate=top_rate, other_rate=other_rate, device=device,
             importance_type=importance_type, scale_pos_weight=scale_pos_weight,
             monotone_constraints=monotone_constraints,
-            interaction_constraints=interaction_constraints)
+            interaction_constraints=interaction_constraints, min_child_samples=min_child_samples)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.label_gain = label_gain

@@ -155,6 +155,20 @@ def _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono, l
             + score_given_weight(GR, HR, lam, alpha, wr, lgb) - parent)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def row_estimate(h, cf):
+    """LightGBM's row count of a bin of hessian ``h`` in a node of ``cf`` rows per unit of
+    hessian (``RoundInt(h * cnt_factor)``): its ``min_data_in_leaf`` counts these."""
+    return np.floor(h * cf + 0.5)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def too_few_rows(n_left, n_rows, min_count):
+    """Whether a child of ``n_left`` rows, or its sibling of the rest, is below
+    ``min_data_in_leaf``."""
+    return n_left < min_count or n_rows - n_left < min_count
+
+
 def child_bounds(GL, HL, G, H, lam, alpha, mcw, lo, hi, mono):
     """((lo, hi) of the left child, (lo, hi) of the right) of a node of bounds [lo, hi] split
     on a field of constraint ``mono`` with (GL, HL) left: the parent's bounds, cut at the mean
@@ -296,15 +310,30 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
 
 
 @njit(cache=True, nogil=True)
-def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, lgb):
+def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, lgb, cf=0.0,
+                          n_rows=0.0, min_count=0.0):
     """``_scan_numeric_short`` under monotone constraints (``_bounded_split_gain``), for a field
     of any number of bins ``hf`` (its histogram from 0): the same candidates in the same
     order, so the same ties, and one more: code -1 with the missing values left (nothing
-    else goes left; its threshold is -inf)."""
+    else goes left; its threshold is -inf).
+
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, both children at least that many rows
+    of the node's ``n_rows``, counted as LightGBM counts them (``row_estimate`` of each bin,
+    ``cf`` rows per unit of hessian): the side it accumulates is the values above the
+    threshold where the missing values go left (its reverse scan), the values below it
+    where they go right (its forward scan); the other side is the rest of the rows. Where
+    the node has no missing values a threshold passes if either count does: LightGBM's
+    reverse scan finds it too, at the same gain (the counts differ by the rounding)."""
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)
     with_missing = Hm > 0.0
+    counted = min_count > 0.0
+    n_values = 0.0  # the rows of the value bins, as counted
+    if counted:
+        for b in range(nv):
+            n_values += row_estimate(hf[b, 1], cf)
+    CL = 0.0
     GL = 0.0
     HL = 0.0
     best = -np.inf
@@ -320,6 +349,8 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
         # the field's least value): the same rows as every value left and the missing right,
         # but under a constraint the order of the two weights decides, so both are candidates
         g1 = _bounded_split_gain(Gm, Hm, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb)
+        if counted and too_few_rows(n_rows - n_values, n_rows, min_count):
+            g1 = -np.inf
         if _ties_or_beats(g1, best1):
             best1 = g1
             best1_GL = Gm
@@ -328,6 +359,11 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
         GL += hf[b, 0]
         HL += hf[b, 1]
         g0 = _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb)
+        if counted:
+            CL += row_estimate(hf[b, 1], cf)
+            reverse_ok = not too_few_rows(n_rows - (n_values - CL), n_rows, min_count)
+            if too_few_rows(CL, n_rows, min_count) and (with_missing or not reverse_ok):
+                g0 = -np.inf
         if _beats(g0, best):
             best = g0
             best_bin = b
@@ -336,6 +372,8 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
         if with_missing:
             g1 = _bounded_split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent, lo, hi,
                                      mono, lgb)
+            if counted and not reverse_ok:
+                g1 = -np.inf
             if _ties_or_beats(g1, best1):
                 best1 = max(g1, best1)
                 best1_bin = b
@@ -390,17 +428,20 @@ def _category_order(hist, off, K, lam, alpha, mcw):
 
 @njit(cache=True, nogil=True)
 def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, max_thr,
-                      bounded=False, lo=-np.inf, hi=np.inf, lgb=False):
+                      bounded=False, lo=-np.inf, hi=np.inf, lgb=False, cf=0.0, n_rows=0.0,
+                      min_count=0.0):
     """Returns (gain, code, default_left, GL, HL); ``code`` encodes the left set:
     ``-(c+1)`` one-hot on category c, ``+k`` the first k sorted categories,
     ``K + k`` the last k sorted categories (see ``categorical_left_set``). The candidates
     and the order they are tried in are XGBoost's (``EnumerateOneHot``, ``EnumeratePart``),
     so that its ties break alike. ``bounded``: under monotone constraints, gains of the
     children's weights held within the node's bounds ``lo``, ``hi`` (``_bounded_split_gain``;
-    a categorical field is never constrained itself)."""
+    a categorical field is never constrained itself). ``min_count`` > 0: both children at
+    least that many rows of ``n_rows``, the left one counted (``row_estimate``)."""
     Gm = hist[off + K, 0]
     Hm = hist[off + K, 1]
     min_h = max(mcw, MIN_HESS)
+    counted = min_count > 0.0
     best = -np.inf
     best_code = 0
     best_dl = False
@@ -417,6 +458,9 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
                 HL = hist[off + c, 1] + Hm * dl
                 gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0, lgb)
                         if bounded else _split_gain(GL, HL, G, H, lam, alpha, min_h, parent))
+                if counted and too_few_rows(row_estimate(hist[off + c, 1], cf)
+                                            + dl * row_estimate(Hm, cf), n_rows, min_count):
+                    gain = -np.inf
                 if gain > best:
                     best = gain
                     best_code = -(c + 1)
@@ -432,12 +476,17 @@ def _scan_categorical(hist, off, K, G, H, lam, alpha, mcw, parent, max_onehot, m
     for direction in range(2):
         GL = 0.0
         HL = 0.0
+        CL = 0.0
         for k in range(1, limit + 1):
             c = cats[k - 1] if direction == 0 else cats[K - k]
             GL += hist[off + c, 0]
             HL += hist[off + c, 1]
             gain = (_bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, 0, lgb)
                     if bounded else _split_gain(GL, HL, G, H, lam, alpha, min_h, parent))
+            if counted:
+                CL += row_estimate(hist[off + c, 1], cf)
+                if too_few_rows(CL, n_rows, min_count):
+                    gain = -np.inf
             if gain > best:
                 best = gain
                 best_code = k if direction == 0 else K + k
@@ -540,11 +589,13 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 @njit(cache=True, nogil=True)
 def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
                        n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, lower, upper,
-                       mono, lgb, f_gain, f_code, f_dl, f_GL, f_HL):
+                       mono, lgb, counts, min_count, f_gain, f_code, f_dl, f_GL, f_HL):
     """``scan_range`` under monotone constraints: node ``s`` has bounds ``lower[s]``,
     ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1). ``lgb``:
     LightGBM's basic method, whose parent term is the unheld score and whose children's
-    L1 term is ``T(G) w`` (XGBoost's: the parent's weight held too, and ``G w + alpha |w|``)."""
+    L1 term is ``T(G) w`` (XGBoost's: the parent's weight held too, and ``G w + alpha |w|``).
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, node ``s`` having ``counts[s]`` rows
+    (unconstrained fields: ``mono`` 0, bounds infinite)."""
     for t in range(t0, t1):
         s = t // d
         j = t % d
@@ -556,16 +607,19 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         hi = upper[s]
         parent = (score(G, H, lam, alpha) if lgb else score_given_weight(
             G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi)))
+        n_rows = counts[s]
+        cf = n_rows / (H + 2e-15)  # (LightGBM's cnt_factor: its hessian sum + 2 kEpsilon)
         hist = pool[slots[s]]
         nv = n_value_bins[j]
         if is_cat[j]:
             gain, code, dl, GL, HL = _scan_categorical(hist, offsets[j], nv, G, H, lam, alpha,
                                                        mcw, parent, max_onehot, max_thr, True,
-                                                       lo, hi, lgb)
+                                                       lo, hi, lgb, cf, n_rows, min_count)
         else:
             hf = hist[offsets[j]:offsets[j] + nv + 1]
             gain, code, dl, GL, HL = _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent,
-                                                           lo, hi, mono[j], lgb)
+                                                           lo, hi, mono[j], lgb, cf, n_rows,
+                                                           min_count)
         f_gain[s, j] = gain
         f_code[s, j] = code
         f_dl[s, j] = dl
@@ -643,9 +697,11 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
     ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
     the training loop's other kernels launch so (``Grower.launches_prange``).
-    ``monotone``: (lower, upper, mono, lgb) under monotone constraints: the nodes' bounds on
-    their weights, the fields' constraints and whether LightGBM's rule (``scan_bounded_range``). ``field_gains``: return
-    each node's best gain per field too, as a seventh array ((n_nodes, d))."""
+    ``monotone``: (lower, upper, mono, lgb, counts, min_count) under monotone constraints or
+    ``min_data_in_leaf``: the nodes' bounds on their weights, the fields' constraints, whether
+    LightGBM's rule, the nodes' row counts and the least rows of a child
+    (``scan_bounded_range``). ``field_gains``: return each node's best gain per field too,
+    as a seventh array ((n_nodes, d))."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
     n_nodes, d = slots.shape[0], offsets.shape[0]
@@ -660,10 +716,11 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
             f_dl, f_GL, f_HL)
     scan = scan_range if is_cat.any() else scan_numeric_range
     if monotone is not None:
-        lower, upper, mono, lgb = monotone
+        lower, upper, mono, lgb, counts, min_count = monotone
         args = args[:14] + (np.asarray(lower, dtype=np.float64),
                             np.asarray(upper, dtype=np.float64),
-                            np.asarray(mono, dtype=np.int64), bool(lgb)) + args[14:]
+                            np.asarray(mono, dtype=np.int64), bool(lgb),
+                            np.asarray(counts, dtype=np.float64), float(min_count)) + args[14:]
         scan = scan_bounded_range
         parallel = False
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:

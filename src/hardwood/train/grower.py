@@ -116,6 +116,9 @@ class GrowParams:
     # gamma in a node is never scanned in that node's subtree, and a split needs a gain above 0
     # only (XGBoost's: above RT_EPS)
     drop_unsplittable: bool = False
+    # LightGBM's least rows of a child, counted from the hessians as LightGBM counts them
+    # (backends/split._scan_numeric_bounded); 0: none. Trees with it grow on the learner
+    min_data_in_leaf: int = 0
 
 
 @dataclass
@@ -214,8 +217,9 @@ class Grower:
         return used | sets[holds_all].any(axis=0)
 
     def _fusable(self):
-        # (constrained trees grow on the learner: the fused kernel has no constraints)
-        return (self.mono is None and self.interactions is None
+        # (constrained trees grow on the learner: the fused kernel has no constraints, nor
+        # LightGBM's min_data_in_leaf)
+        return (self.mono is None and self.interactions is None and self.p.min_data_in_leaf == 0
                 and getattr(self.backend, "grow_fused", None) is not None
                 and self.pages.n_pages == 1 and self.pages.in_core
                 and (self._fast_shape() is not None or self.p.grow_policy == "lossguide"))

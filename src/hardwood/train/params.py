@@ -42,6 +42,8 @@ DEFAULTS = {
     # in its subtree (LightGBM's is_splittable), and splits need a gain above 0 (XGBoost's:
     # 1e-6). None: on where LightGBM's num_leaves is given (train/grower.GrowParams)
     "drop_unsplittable": None,
+    # LightGBM's least rows of a child (its estimate from the hessians); 0: none
+    "min_data_in_leaf": 0,
     "base_score": None,  # estimated from the labels
     "random_state": 0,
     "n_jobs": None,  # all cores
@@ -86,6 +88,8 @@ ALIASES = {
     # XGBoost's name of the top-k truncation of its default lambdarank_pair_method 'topk'
     "lambdarank_num_pair_per_sample": "lambdarank_truncation_level",
     "monotone_constraint": "monotone_constraints", "mc": "monotone_constraints",
+    "min_child_samples": "min_data_in_leaf", "min_data_per_leaf": "min_data_in_leaf",
+    "min_data": "min_data_in_leaf",
     # LightGBM's method and penalty of its monotone constraints: checked, then dropped
     # (hardwood's is its default 'basic' method without a penalty: _check_ignored)
     "monotone_constraints_method": None, "monotone_constraining_method": None,
@@ -256,11 +260,11 @@ def _lightgbm_bagging(params):
 # other quantities: min_data_in_leaf, a row count, suggested min_sum_hessian_in_leaf)
 _ROUNDS = ("the number of rounds is num_boost_round= of hardwood.train (n_estimators= of the "
            "estimators)")
-_ROWS = ("hardwood has no least row count per leaf; min_child_weight (LightGBM's "
-         "min_sum_hessian_in_leaf) bounds a leaf's hessian sum, which is its row count for "
-         "squared error")
+_ROWS = ("scikit-learn's min_samples_leaf counts a leaf's rows; hardwood's min_data_in_leaf "
+         "(LightGBM's) counts them from the hessians as LightGBM does, the same rows where "
+         "every row's hessian is equal (squared error); min_child_weight bounds the hessian "
+         "sum")
 FOREIGN_HINTS = {
-    "min_child_samples": _ROWS, "min_data_in_leaf": _ROWS, "min_data_per_leaf": _ROWS,
     "min_samples_leaf": _ROWS,
     "num_iterations": _ROUNDS, "num_iteration": _ROUNDS, "n_iter": _ROUNDS,
     "num_round": _ROUNDS, "num_rounds": _ROUNDS, "num_boost_round": _ROUNDS,
@@ -494,6 +498,7 @@ def resolve_params(params) -> dict:
         raise TypeError(f"parameter 'lambdarank_norm' must be True or False, got "
                         f"{p['lambdarank_norm']!r}")
     _num(p, "max_leaves", 0, integer=True)
+    _num(p, "min_data_in_leaf", 0, integer=True)
     if p["drop_unsplittable"] is None:
         p["drop_unsplittable"] = "num_leaves" in params
     if not isinstance(p["drop_unsplittable"], bool):

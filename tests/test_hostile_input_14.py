@@ -289,3 +289,21 @@ def test_shap_values_that_do_not_add_up_on_very_long_paths_warn():
         contrib = shallow.predict(X, output="contrib")
     np.testing.assert_allclose(contrib.sum(axis=1), shallow.predict(X, output="raw"),
                                rtol=0, atol=1e-9)
+
+
+def test_feature_importances_take_an_iteration_range():
+    """Importances counted every tree, with no way to ask for the best rounds only:
+    LightGBM's ``feature_importance`` counts up to its best iteration, so an imported
+    LightGBM model kept past it gave other split counts than LightGBM's."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 4))
+    y = X[:, 0] + X[:, 1] ** 2 + rng.normal(0, 0.1, 500)
+    m = hw.train({"max_depth": 3}, hw.Dataset(X, y), 10)
+    first = hw.train({"max_depth": 3}, hw.Dataset(X, y), 4)
+    for kind in ("weight", "gain", "total_cover"):
+        np.testing.assert_allclose(m.feature_importances(kind, iteration_range=(0, 4)),
+                                   first.feature_importances(kind))
+    np.testing.assert_array_equal(m.feature_importances("weight", iteration_range=(0, 0)),
+                                  m.feature_importances("weight"))
+    with pytest.raises(ValueError, match="outside the model's 10 rounds"):
+        m.feature_importances("weight", iteration_range=(0, 11))

@@ -395,16 +395,20 @@ class Model:
                           stacklevel=4)
 
     # -- importances ----------------------------------------------------------------
-    def feature_importances(self, kind="gain"):
+    def feature_importances(self, kind="gain", iteration_range=None):
         """Per-feature importance: 'gain' (mean gain of its splits), 'total_gain',
-        'weight' (number of splits), 'cover' (mean cover), 'total_cover'."""
+        'weight' (number of splits), 'cover' (mean cover), 'total_cover', over every tree
+        (XGBoost's ``get_score``) or those of ``iteration_range`` (as ``predict``'s; LightGBM's
+        ``feature_importance`` counts up to its best iteration: ``(0, best_iteration + 1)``)."""
         if kind not in IMPORTANCE_KINDS:
             raise ValueError(f"kind must be one of {IMPORTANCE_KINDS}, got {kind!r}")
+        t0, t1 = self.tree_range(iteration_range) if iteration_range is not None else (
+            0, len(self.trees))
         d = self.n_features
         weight = np.zeros(d)
         gain = np.zeros(d)
         cover = np.zeros(d)
-        for t in self.trees:
+        for t in self.trees[t0:t1]:
             internal = t.feature >= 0
             f = t.feature[internal]
             np.add.at(weight, f, 1.0)

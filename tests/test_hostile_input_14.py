@@ -307,3 +307,46 @@ def test_feature_importances_take_an_iteration_range():
                                   m.feature_importances("weight"))
     with pytest.raises(ValueError, match="outside the model's 10 rounds"):
         m.feature_importances("weight", iteration_range=(0, 11))
+
+
+def test_page_caches_rebuilt_or_full_or_files_get_errors_that_name_the_cause(tmp_path,
+                                                                              monkeypatch):
+    """A Dataset whose cache_dir another Dataset rebuilt with fewer rows or other page sizes
+    failed with "page ... starts at row 500; the pages before it end at row 5000" or "No
+    such file or directory"; a full disk was a bare "No space left on device"; a cache_dir
+    that is a file a bare FileExistsError."""
+    import errno
+
+    from hardwood.data import page_file
+
+    rng = np.random.default_rng(0)
+    X = np.round(rng.normal(size=(6000, 4)), 2)
+    y = X[:, 0] + rng.normal(scale=.1, size=6000)
+
+    def batches(n, step=1000):
+        return lambda: ((X[a:min(a + step, n)], y[a:min(a + step, n)]) for a in range(0, n, step))
+
+    folder = tmp_path / "cache"
+    first = hw.Dataset.from_batches(batches(6000), folder, page_bytes=20000)
+    hw.Dataset.from_batches(batches(2000), folder, page_bytes=20000)  # fewer rows, same folder
+    with pytest.raises(ValueError, match="another Dataset has rebuilt its cache_dir"):
+        hw.train({"max_depth": 2}, first, 2)
+    again = hw.Dataset.from_batches(batches(6000), folder, page_bytes=20000)
+    hw.Dataset.from_batches(batches(6000), folder, page_bytes=200000)  # fewer, larger pages
+    with pytest.raises(ValueError, match="another Dataset has rebuilt its cache_dir"):
+        hw.train({"max_depth": 2}, again, 2)
+    third = hw.Dataset.from_batches(batches(6000), folder, page_bytes=20000)
+    (folder / "page-000002.hwp").unlink()
+    with pytest.raises(ValueError, match="is gone: another Dataset has rebuilt"):
+        hw.train({"max_depth": 2}, third, 2)
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    with pytest.raises(ValueError, match="is a file; give a folder"):
+        hw.Dataset.from_batches(batches(2000), a_file)
+
+    def full(*args, **kwargs):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(page_file, "atomic_open", full)
+    with pytest.raises(OSError, match="cannot write page .*No space left.*another cache_dir"):
+        hw.Dataset.from_batches(batches(2000), tmp_path / "full")

@@ -19,6 +19,8 @@ calls with the reduction of their home (a device sum, an all-reduce).
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 
@@ -158,9 +160,15 @@ class DiskPages(RowPages):
     in_core = False
 
     def __init__(self, make_backend, paths, key):
-        from ..data.page_file import read_header
+        from ..data.page_file import read_header, stale_page
 
-        heads = [read_header(p) for p in paths]
+        heads = []
+        for path in paths:  # (keys first: a rebuilt folder's pages misread as out of order)
+            if not os.path.exists(path):
+                raise stale_page(path, missing=True)
+            heads.append(read_header(path))
+            if key is not None and heads[-1][4] != key:
+                raise stale_page(path)
         cuts = [0]
         for (_, n, _, first, _), path in zip(heads, paths):
             if first != cuts[-1]:

@@ -145,6 +145,8 @@ def _cached_pages(cache_dir, key):
 
 
 def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes, name, digest):
+    if os.path.exists(cache_dir) and not os.path.isdir(cache_dir):
+        raise ValueError(f"cache_dir {os.fspath(cache_dir)!r} is a file; give a folder")
     os.makedirs(cache_dir, exist_ok=True)
     try:  # the old manifest first: a cache half rewritten is never taken for a whole one
         os.remove(os.path.join(cache_dir, MANIFEST))

@@ -64,10 +64,14 @@ def write_page(path, bins_row: np.ndarray, first_row: int, key: bytes, bins_col=
     parts = [memoryview(bins_row).cast("B"), memoryview(bins_col).cast("B")]
     head = _HEAD.pack(MAGIC, FORMAT_VERSION, _CODES[bins_row.dtype], n, d, int(first_row),
                       sum(p.nbytes for p in parts), _digest(parts[0]), _digest(parts[1]), key)
-    with atomic_open(path, "wb") as fh:
-        fh.write(head)
-        for p in parts:
-            fh.write(p)
+    try:
+        with atomic_open(path, "wb") as fh:
+            fh.write(head)
+            for p in parts:
+                fh.write(p)
+    except OSError as e:  # (disk full: a bare "No space left on device", naming no file)
+        raise OSError(e.errno, f"cannot write page {path!r}: {e.strerror or e}; free space "
+                               "there or give the Dataset another cache_dir") from None
 
 
 def _head(path):
@@ -79,6 +83,13 @@ def _head(path):
     except OSError as e:
         raise PageError(f"page {path!r} cannot be read: {e.strerror or e}") from None
     return _parse(path, raw), size
+
+
+def stale_page(path, missing=False):
+    """The PageError of a page that is not the one a Dataset wrote (``missing``: gone)."""
+    what = "is gone" if missing else "was built from other data or other parameters"
+    return PageError(f"page {path!r} {what}: another Dataset has rebuilt its cache_dir since "
+                     "(give each Dataset its own cache_dir), or the folder was changed by hand")
 
 
 def read_header(path):
@@ -127,10 +138,7 @@ def read_page(path, key: bytes | None = None, cols: bool = True):
             head = fh.read(_HEAD.size)
             dtype, n, d, first, got_key, size, digests = _parse(path, head)
             if key is not None and got_key != key:
-                raise PageError(f"page {path!r} was built from other data or other "
-                                "parameters: another Dataset has rebuilt its cache_dir since "
-                                "(give each Dataset its own cache_dir), or the folder was "
-                                "changed by hand")
+                raise stale_page(path)
             if size_on_disk - _HEAD.size != size:
                 raise PageError(f"page {path!r} is truncated or padded: "
                                 f"{size_on_disk - _HEAD.size} payload bytes, its header says "

@@ -375,7 +375,8 @@ def test_training_names_what_it_cannot_take_from_the_peers():
     """hw.EarlyStopping on a set or metric that is not evaluated raised a bare KeyError from
     the loop ('validation_0'); LightGBM's callbacks failed inside it ("takes 2 positional
     arguments but 4 were given"); min_data_in_leaf (a row count) suggested
-    min_sum_hessian_in_leaf, num_iterations suggested num_threads, and LightGBM's
+    min_sum_hessian_in_leaf (it is LightGBM's row count since session 24; scikit-learn's
+    min_samples_leaf points to it), num_iterations suggested num_threads, and LightGBM's
     subsample_freq (bagging_freq) was refused."""
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(0)
@@ -395,11 +396,13 @@ def test_training_names_what_it_cannot_take_from_the_peers():
     for foreign in (lgb.early_stopping(3), lgb.log_evaluation(1), lgb.record_evaluation({})):
         with pytest.raises(TypeError, match="LightGBM's, which hardwood cannot call"):
             hw.train(params, train, 2, valid_sets=[valid], callbacks=[foreign])
-    for name, message in (("min_data_in_leaf", "no least row count per leaf"),
-                          ("min_child_samples", "no least row count per leaf"),
+    for name, message in (("min_samples_leaf", "hardwood's min_data_in_leaf"),
                           ("num_iterations", "num_boost_round")):
         with pytest.raises(ValueError, match=message):
             hw.train({**params, name: 20}, train, 2)
+    for name in ("min_data_in_leaf", "min_child_samples"):  # taken since session 24
+        m = hw.train({**params, name: 20}, train, 2)
+        assert min(int(t.count[t.feature < 0].min()) for t in m.trees) >= 20
     lightgbm_style = hw.train({**params, "subsample": 0.5, "subsample_freq": 1}, train, 3)
     np.testing.assert_array_equal(lightgbm_style.predict(X),
                                   hw.train({**params, "subsample": 0.5}, train, 3).predict(X))

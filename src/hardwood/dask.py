@@ -61,7 +61,7 @@ from .data.dataset import Dataset
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model.model import Model
 from .objectives import class_scales, names as objective_names, objective_class
-from .sklearn import (GBDTClassifier, GBDTRegressor, _metric_list, _objective_for,
+from .sklearn import (GBDTClassifier, GBDTRegressor, metric_list, objective_for,
                       both_classes)
 from .train.booster import Booster
 from .train.callback import TrainingCallback
@@ -607,7 +607,7 @@ def _dask_objective(est, objective, tasks):
         raise ValueError(f"{type(est).__name__} takes no objective function: hardwood.dask "
                          "trains the named objectives (train a custom objective in memory "
                          "with GBDTRegressor or hardwood.train)")
-    return _objective_for(est, objective, tasks)
+    return objective_for(est, objective, tasks)
 
 
 def _check_dask_estimator_params(est):
@@ -618,7 +618,7 @@ def _check_dask_estimator_params(est):
         raise ValueError(f"{type(est).__name__} takes no categorical_features: hardwood.dask "
                          "trains numeric features (code the categories as numbers, or train "
                          "in memory)")
-    if any(callable(m) for m in _metric_list(est.eval_metric)):
+    if any(callable(m) for m in metric_list(est.eval_metric)):
         raise ValueError(f"{type(est).__name__} takes metric names, not functions, as "
                          "eval_metric: hardwood.dask scores the named metrics on the workers")
 

@@ -184,7 +184,7 @@ class _GBDTBase(BaseEstimator):
             "scale_pos_weight": self.scale_pos_weight,
             "min_data_in_leaf": self.min_child_samples,
         }
-        named = [m for m in _metric_list(self.eval_metric) if not callable(m)]
+        named = [m for m in metric_list(self.eval_metric) if not callable(m)]
         if named:
             p["eval_metric"] = named
         if self.base_score is not None:
@@ -315,7 +315,7 @@ class _GBDTBase(BaseEstimator):
                 valid_names.append(f"validation_{i}")
         if self.early_stopping_rounds is not None and not valid_sets:
             raise ValueError("early_stopping_rounds needs a validation set: pass eval_set to fit")
-        funcs = [m for m in _metric_list(self.eval_metric) if callable(m)]
+        funcs = [m for m in metric_list(self.eval_metric) if callable(m)]
         model = train(params, train_set, num_boost_round=int(self.n_estimators),
                       valid_sets=valid_sets, valid_names=valid_names,
                       early_stopping_rounds=self.early_stopping_rounds, verbose_eval=verbose,
@@ -363,7 +363,7 @@ def both_classes(p):
     return np.stack([1.0 - p, p], axis=1)
 
 
-def _metric_list(eval_metric):
+def metric_list(eval_metric):
     """``eval_metric`` as a list: names and functions (None: none)."""
     if eval_metric is None:
         return []
@@ -464,7 +464,7 @@ def _refuse_foreign_names(cls, kwargs):
     raise TypeError(f"{name} got an unexpected keyword argument {k!r}; {why}")
 
 
-def _objective_for(estimator, objective, tasks):
+def objective_for(estimator, objective, tasks):
     """``objective`` checked against the estimator's tasks ('regression', 'binary',
     'multiclass'): a classifier never trains a regression objective, nor the reverse."""
     if callable(objective):
@@ -501,7 +501,7 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         objective = self.objective
         if objective is None:
             objective = DEFAULT_OBJECTIVE["regression"]
-        _objective_for(self, objective, ("regression",))
+        objective_for(self, objective, ("regression",))
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
                          objective)
@@ -527,7 +527,7 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         ``X`` may be a ``hardwood.Dataset`` (``y`` and ``sample_weight`` then come from
         it)."""
         if self.objective is not None:
-            _objective_for(self, self.objective, ("binary", "multiclass"))
+            objective_for(self, self.objective, ("binary", "multiclass"))
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False,
                                                       drop_zero_weight=False)
         check_classification_targets(y)
@@ -680,7 +680,7 @@ class GBDTRanker(_GBDTBase):
         or ``eval_qid[i]`` ids. ``X`` may be a ``hardwood.Dataset`` built with its queries
         (``y``, ``sample_weight`` and the queries then come from it)."""
         objective = self.objective or DEFAULT_OBJECTIVE["ranking"]
-        _objective_for(self, objective, ("ranking",))
+        objective_for(self, objective, ("ranking",))
         if isinstance(X, Dataset):
             # (group= beside a Dataset was required, then ignored for the Dataset's own)
             if group is not None or qid is not None:

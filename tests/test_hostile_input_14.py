@@ -350,3 +350,17 @@ def test_page_caches_rebuilt_or_full_or_files_get_errors_that_name_the_cause(tmp
     monkeypatch.setattr(page_file, "atomic_open", full)
     with pytest.raises(OSError, match="cannot write page .*No space left.*another cache_dir"):
         hw.Dataset.from_batches(batches(2000), tmp_path / "full")
+
+
+def test_estimators_check_early_stopping_rounds_before_asking_for_eval_set():
+    """``GBDTClassifier(early_stopping_rounds=0)`` without ``eval_set`` said it "needs a
+    validation set", hiding that 0 is no count of rounds (with one: "must be a positive
+    integer")."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(100, 3))
+    y = (X[:, 0] > 0).astype(int)
+    for es in (0, -2, 2.5):
+        for eval_set in (None, [(X, y)]):
+            with pytest.raises(ValueError, match="early_stopping_rounds must be a positive"):
+                hw.GBDTClassifier(n_estimators=3, early_stopping_rounds=es).fit(
+                    X, y, eval_set=eval_set)

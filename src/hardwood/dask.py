@@ -506,11 +506,11 @@ class DaskGBDTRegressor(_ClientNotPickled, GBDTRegressor):
         return self._dask_fit(X, y, sample_weight, eval_set, verbose, objective, {})
 
     def _dask_fit(self, X, y, sample_weight, eval_set, verbose, objective, extra):
+        _check_dask_estimator_params(self)
+        params = self._train_params(objective)
         if self.early_stopping_rounds is not None and not eval_set:  # (as GBDTRegressor's;
             # train's own message named its valid_sets, which fit does not take)
             raise ValueError("early_stopping_rounds needs a validation set: pass eval_set to fit")
-        _check_dask_estimator_params(self)
-        params = self._train_params(objective)
         params.update(extra)
         valid = [] if eval_set is None else list(eval_set)
         model = train(self.client, params, X, y, weight=sample_weight,

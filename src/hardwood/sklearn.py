@@ -159,6 +159,11 @@ class _GBDTBase(BaseEstimator):
         if not isinstance(self.max_bin, numbers.Integral) or self.max_bin < 2:
             raise ValueError(f"max_bin must be an integer >= 2, got {self.max_bin!r}")
         self._importance_kind()
+        es = self.early_stopping_rounds
+        if es is not None and (not isinstance(es, numbers.Integral) or isinstance(es, bool)
+                               or es < 1):
+            # (checked before eval_set: 0 without one was "needs a validation set")
+            raise ValueError(f"early_stopping_rounds must be a positive integer, got {es!r}")
         p = {
             "objective": _estimator_objective(objective) if callable(objective) else objective,
             "learning_rate": self.learning_rate,

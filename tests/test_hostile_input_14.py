@@ -364,3 +364,23 @@ def test_estimators_check_early_stopping_rounds_before_asking_for_eval_set():
             with pytest.raises(ValueError, match="early_stopping_rounds must be a positive"):
                 hw.GBDTClassifier(n_estimators=3, early_stopping_rounds=es).fit(
                     X, y, eval_set=eval_set)
+
+
+def test_xgboost_cox_models_are_imported():
+    """XGBoost's ``survival:cox`` models were refused by the importer; they predict the
+    hazard ratio exp(margin), from a base score on the log scale."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1000, 5))
+    X[rng.random(X.shape) < 0.05] = np.nan
+    t = rng.exponential(np.exp(-np.nan_to_num(X[:, 0])))
+    y = np.where(rng.random(1000) < 0.3, -t, t)  # negative: censored
+    b = xgb.train({"objective": "survival:cox", "max_depth": 3}, xgb.DMatrix(X, y), 20)
+    m = hw.import_model(b)
+    assert m.objective == "survival:cox"
+    np.testing.assert_allclose(m.predict(X, output="raw"),
+                               b.predict(xgb.DMatrix(X), output_margin=True), rtol=1e-5,
+                               atol=1e-6)
+    np.testing.assert_allclose(m.predict(X), b.predict(xgb.DMatrix(X)), rtol=1e-5)
+    with pytest.raises(ValueError, match="cannot train"):
+        hw.train({"objective": "survival:cox"}, hw.Dataset(X, np.abs(y)), 2)

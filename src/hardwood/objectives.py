@@ -531,6 +531,7 @@ OBJECTIVES = {o.name: o for o in (
     _predict_only("count:poisson", "regression", EXP),
     _predict_only("reg:gamma", "regression", EXP),
     _predict_only("reg:tweedie", "regression", EXP),
+    _predict_only("survival:cox", "regression", EXP),  # (XGBoost's: hazard ratios exp(margin))
     _predict_only("cross_entropy_lambda", "regression", SOFTPLUS),
     _predict_only("binary:logitraw", "binary", IDENTITY),
     _predict_only("binary:hinge", "binary", HINGE),

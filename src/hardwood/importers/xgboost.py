@@ -52,6 +52,7 @@ _OBJ = {  # XGBoost objective -> (hardwood objective, base_score -> margin)
     "count:poisson": ("count:poisson", "log"),
     "reg:gamma": ("reg:gamma", "log"),
     "reg:tweedie": ("reg:tweedie", "log"),
+    "survival:cox": ("survival:cox", "log"),
     "rank:pairwise": ("rank:pairwise", "identity"),
     "rank:ndcg": ("rank:ndcg", "identity"),
     "rank:map": ("rank:map", "identity"),

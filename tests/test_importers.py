@@ -182,7 +182,8 @@ def test_xgboost_unsupported_refused(data):
     X, y = data
     d = _xgb_json(data)
     d2 = copy.deepcopy(d)
-    d2["learner"]["objective"]["name"] = "survival:aft"  # (survival:cox is imported since session 24)
+    # (survival:cox, refused here until session 24, is imported now)
+    d2["learner"]["objective"]["name"] = "survival:aft"
     with pytest.raises(ModelFormatError, match="objective"):
         import_model(d2)
     dart = xgb.train({"booster": "dart", "max_depth": 2, "nthread": 1}, xgb.DMatrix(X, y), 2)

@@ -12,7 +12,7 @@ baseline (data loaded, warm-up done).
     python benchmarks/train_vs_peers.py --cases higgs --threads 2 --peers xgboost,lightgbm,sklearn-hgb
     python benchmarks/train_vs_peers.py --scale 0.2 --repeat 3   # quicker, smaller sets
     python benchmarks/train_vs_peers.py --cold                # also the cold-start compile time
-    python benchmarks/train_vs_peers.py --cases monotone,interaction   # constrained trees (not in the default cases)
+    python benchmarks/train_vs_peers.py --cases monotone,interaction  # constrained (not default)
 """
 from __future__ import annotations
 

@@ -53,3 +53,26 @@ def test_estimators_take_min_child_samples_and_bad_values_are_named():
     for bad in (-1, 2.5, "20"):
         with pytest.raises((ValueError, TypeError), match="min_data_in_leaf"):
             hw.train({"min_data_in_leaf": bad}, hw.Dataset(X, y), 2)
+
+
+@pytest.mark.parametrize("params", [
+    {"num_leaves": 31, "objective": "regression", "min_data_in_leaf": 50},
+    {"max_depth": 6, "objective": "binary:logistic", "min_data_in_leaf": 30},
+    {"num_leaves": 63, "objective": "binary", "min_data_in_leaf": 20, "reg_alpha": 0.5},
+    {"max_depth": 4, "min_data_in_leaf": 40, "monotone_constraints": [1, 0, 0, 0, 0]}])
+def test_the_fused_kernel_and_the_learner_grow_the_same_trees(params, monkeypatch):
+    """The fused kernel counts rows as the tree learner does (its naive twin here)."""
+    from hardwood.train import grower
+
+    X, y = _data(n=4000, seed=3)
+    if "binary" in params.get("objective", ""):
+        y = (y > np.median(y)).astype(float)
+    ds = hw.Dataset(X, y)
+    monkeypatch.setattr(grower, "FUSED", True)  # (where the tree may take it: unconstrained)
+    fused = hw.train(params, ds, 12)
+    monkeypatch.setattr(grower, "FUSED", False)
+    learner = hw.train(params, ds, 12)
+    np.testing.assert_array_equal(fused.predict(X), learner.predict(X))
+    for a, b in zip(fused.trees, learner.trees):
+        np.testing.assert_array_equal(a.feature, b.feature)
+        np.testing.assert_array_equal(a.threshold, b.threshold)

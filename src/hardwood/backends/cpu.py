@@ -673,4 +673,4 @@ class CPUBackend(Backend):
                 int(p.max_cat_threshold), p.grow_policy == "lossguide", int(p.max_depth),
                 int(max_leaves), cap, n_slots, self.total_bins, max_field_bins, cycles,
                 self.lanes, _NO_ROOT if root is None else root, bool(p.drop_unsplittable),
-                0.0 if p.drop_unsplittable else RT_EPS)
+                0.0 if p.drop_unsplittable else RT_EPS, float(p.min_data_in_leaf))

@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit, prange
 
-from .split import categorical_left_set, find_best_splits_pooled, node_feature_masks
+from .split import categorical_left_set, find_best_splits_counted, node_feature_masks
 from ._intrinsics import cycles
 from .cpu import (SERIAL_ROWS, hist_blocks, hist_serial, make_blocks,
                   partition_blocks, partition_serial, reduce_into, block_rows)
@@ -90,14 +90,15 @@ def _subtract(pool2d, big, small):
 def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask,
               keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
               max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes,
-              root, drop_unsplittable, gain_floor):
+              root, drop_unsplittable, gain_floor, min_count):
     """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
     (feature, code, default_left, left, right, begin, end, G, H, gain, tables).
     ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition.
     ``root``: the root's histogram, flat (g, h) pairs, when the caller built it (the roots of
     a multiclass round, ``cpu.class_root_histograms``), else empty. ``drop_unsplittable``:
     LightGBM's rule, a numeric field without a split above ``gamma`` in a node is not scanned
-    in its subtree (``Grower``); a split's gain must exceed ``gain_floor`` too."""
+    in its subtree (``Grower``); a split's gain must exceed ``gain_floor`` too.
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf`` (``split._scan_numeric_short``)."""
     feature = np.full(cap, -1, dtype=np.int64)
     code = np.zeros(cap, dtype=np.int64)
     dl = np.zeros(cap, dtype=np.bool_)
@@ -154,7 +155,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
     c0 = cycles()
     _evaluate(np.zeros(1, dtype=np.int64), pool, slot, G, H, tree_mask, keys, k_bynode, offsets,
               n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code,
-              c_dl, c_GL, c_HL, splittable, min_gain)
+              c_dl, c_GL, c_HL, splittable, min_gain, begin, end, min_count)
     prof[1] += cycles() - c0
     open_ids[0] = 0
     n_open = 1
@@ -297,7 +298,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
         # ② their best splits
         _evaluate(new_ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins,
                   is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl,
-                  c_GL, c_HL, splittable, min_gain)
+                  c_GL, c_HL, splittable, min_gain, begin, end, min_count)
         prof[1] += cycles() - c1
         for t in range(2 * m):
             open_ids[n_open] = new_ids[t]
@@ -310,7 +311,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
 @njit(cache=True, nogil=True)
 def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins, is_cat,
               lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL,
-              splittable, min_gain):
+              splittable, min_gain, begin, end, min_count):
     """② for the nodes ``ids``; where ``splittable`` has rows (LightGBM's rule), each node
     scans the fields still splittable there and drops its fields of no gain above
     ``min_gain`` (``drop_unsplittable``)."""
@@ -319,9 +320,10 @@ def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value
     if drop:
         for t in range(ids.shape[0]):
             masks[t] &= splittable[ids[t]]
-    gain, feat, code, dl, GL, HL, f_gain = find_best_splits_pooled(
+    counts = (end[ids] - begin[ids]).astype(np.float64)
+    gain, feat, code, dl, GL, HL, f_gain = find_best_splits_counted(
         pool, slot[ids], G[ids], H[ids], masks, offsets, n_value_bins, is_cat,
-        lam, alpha, mcw, max_onehot, max_thr)
+        lam, alpha, mcw, max_onehot, max_thr, counts, min_count)
     if drop:
         for t in range(ids.shape[0]):
             for j in range(offsets.shape[0]):

@@ -214,14 +214,24 @@ def _ties_or_beats(g, best):
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
+def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0.0,
+                        min_count=0.0):
     """``_scan_numeric`` in one pass and no buffer, for a field of few bins (one-hot, counts,
-    most sparse fields): the same sums, gains and order of comparison, so the same answer."""
+    most sparse fields): the same sums, gains and order of comparison, so the same answer.
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf`` over the node's ``n_rows``, counted
+    as in ``_scan_numeric_bounded``."""
     hf = hist[off:off + nv + 1]  # read from 0: no wraparound check per bin (see cannot_split)
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)
     with_missing = Hm > 0.0
+    counted = min_count > 0.0
+    n_values = 0.0
+    if counted:
+        for b in range(nv):
+            n_values += row_estimate(hf[b, 1], cf)
+    CL = 0.0
+    reverse_ok = True
     GL = 0.0
     HL = 0.0
     best = -np.inf  # missing right: the first best bin
@@ -236,6 +246,11 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
         GL += hf[b, 0]
         HL += hf[b, 1]
         g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
+        if counted:
+            CL += row_estimate(hf[b, 1], cf)
+            reverse_ok = not too_few_rows(n_rows - (n_values - CL), n_rows, min_count)
+            if too_few_rows(CL, n_rows, min_count) and (with_missing or not reverse_ok):
+                g0 = -np.inf
         if _beats(g0, best):
             best = g0
             best_bin = b
@@ -243,6 +258,8 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
             best_HL = HL
         if with_missing:
             g1 = _split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent)
+            if not reverse_ok:
+                g1 = -np.inf
             if _ties_or_beats(g1, best1):
                 best1 = max(g1, best1)
                 best1_bin = b
@@ -254,16 +271,19 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent):
 
 
 @njit(cache=True, nogil=True)
-def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent):
+def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0.0,
+                  min_count=0.0):
     """Best threshold of a numeric field: prefix sums, then every bin's gain (missing right,
     and missing left where the node has missing values), then the best in XGBoost's order:
     missing right by ascending bin, then missing left by descending bin, a later candidate
     winning only by a greater gain (beyond ``TIE``). Where a node leaves bins empty, tied
     thresholds send its missing values left at the highest of them, as XGBoost's backward
     scan does (hardwood took the lowest: rows in the gap went the other way, 1.1 apart in
-    prediction)."""
-    if nv <= SHORT_FIELD_BINS:
-        return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent)
+    prediction). ``min_count`` > 0 (LightGBM's ``min_data_in_leaf``): the one-pass scan,
+    which counts the rows."""
+    if nv <= SHORT_FIELD_BINS or min_count > 0.0:
+        return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf, n_rows,
+                                   min_count)
     hf = hist[off:off + nv + 1]
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
@@ -519,7 +539,8 @@ PARALLEL_SPLIT_BINS = 2048  # bins to scan; a parallel launch costs about 1-2 us
 
 @njit(cache=True, nogil=True)
 def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-              lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL):
+              lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code, f_dl,
+              f_GL, f_HL):
     s = t // d
     j = t % d
     if not feat_mask[s, j]:
@@ -527,12 +548,16 @@ def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bin
     G = node_G[s]
     H = node_H[s]
     parent = score(G, H, lam, alpha)
+    n_rows = counts[s] if min_count > 0.0 else 0.0
+    cf = n_rows / (H + 2e-15)  # (LightGBM's cnt_factor: its hessian sum + 2 kEpsilon)
     if is_cat[j]:
         gain, code, dl, GL, HL = _scan_categorical(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
-                                                   lam, alpha, mcw, parent, max_onehot, max_thr)
+                                                   lam, alpha, mcw, parent, max_onehot, max_thr,
+                                                   False, -np.inf, np.inf, False, cf, n_rows,
+                                                   min_count)
     else:
         gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
-                                               lam, alpha, mcw, parent)
+                                               lam, alpha, mcw, parent, cf, n_rows, min_count)
     f_gain[s, j] = gain
     f_code[s, j] = code
     f_dl[s, j] = dl
@@ -542,17 +567,20 @@ def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bin
 
 @njit(cache=True, nogil=True)
 def scan_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
-               is_cat, lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL):
-    """Tasks ``t0 .. t1 - 1``, task t being node ``t // d``'s field ``t % d``."""
+               is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code,
+               f_dl, f_GL, f_HL):
+    """Tasks ``t0 .. t1 - 1``, task t being node ``t // d``'s field ``t % d``; node ``s`` has
+    ``counts[s]`` rows, read where ``min_count`` (LightGBM's ``min_data_in_leaf``) > 0."""
     for t in range(t0, t1):
         _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                  lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
+                  lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code, f_dl,
+                  f_GL, f_HL)
 
 
 @njit(cache=True, nogil=True)
 def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
-                       n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, f_gain,
-                       f_code, f_dl, f_GL, f_HL):
+                       n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
+                       min_count, f_gain, f_code, f_dl, f_GL, f_HL):
     """``scan_range`` where no field is categorical: the same answers, without compiling the
     categorical scan (``is_cat``, ``max_onehot`` and ``max_thr`` are not read). Node by
     node: its histogram, sums and score are read once for its run of fields (per field,
@@ -565,6 +593,8 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         G = node_G[s]
         H = node_H[s]
         parent = score(G, H, lam, alpha)
+        n_rows = counts[s] if min_count > 0.0 else 0.0
+        cf = n_rows / (H + 2e-15)
         hist = pool[slots[s]]
         for j in range(j0, j1):
             if not feat_mask[s, j]:
@@ -573,9 +603,9 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
             hf = hist[offsets[j]:offsets[j] + nv + 1]  # the field's bins, sliced once
             if cannot_split(hf, 0, nv, H, mcw):
                 continue  # its gain stays -inf, the scan's answer
-            if nv <= SHORT_FIELD_BINS:
+            if nv <= SHORT_FIELD_BINS or min_count > 0.0:
                 gain, code, dl, GL, HL = _scan_numeric_short(hf, 0, nv, G, H, lam, alpha, mcw,
-                                                             parent)
+                                                             parent, cf, n_rows, min_count)
             else:
                 gain, code, dl, GL, HL = _scan_numeric(hf, 0, nv, G, H, lam, alpha, mcw, parent)
             f_gain[s, j] = gain
@@ -588,14 +618,13 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 
 @njit(cache=True, nogil=True)
 def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
-                       n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, lower, upper,
-                       mono, lgb, counts, min_count, f_gain, f_code, f_dl, f_GL, f_HL):
+                       n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
+                       min_count, lower, upper, mono, lgb, f_gain, f_code, f_dl, f_GL, f_HL):
     """``scan_range`` under monotone constraints: node ``s`` has bounds ``lower[s]``,
     ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1). ``lgb``:
     LightGBM's basic method, whose parent term is the unheld score and whose children's
     L1 term is ``T(G) w`` (XGBoost's: the parent's weight held too, and ``G w + alpha |w|``).
-    ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, node ``s`` having ``counts[s]`` rows
-    (unconstrained fields: ``mono`` 0, bounds infinite)."""
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, node ``s`` having ``counts[s]`` rows."""
     for t in range(t0, t1):
         s = t // d
         j = t % d
@@ -629,12 +658,13 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 
 @njit(parallel=True, cache=True, nogil=True)
 def _scan_parallel(d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                   lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL):
+                   lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code, f_dl,
+                   f_GL, f_HL):
     for t in prange(slots.shape[0] * d):
         tt = np.int64(t)
         scan_range(tt, tt + 1, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
-                   is_cat, lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL,
-                   f_HL)
+                   is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain,
+                   f_code, f_dl, f_GL, f_HL)
 
 
 @njit(cache=True, nogil=True)
@@ -663,12 +693,22 @@ def best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL):
 @njit(cache=True, nogil=True)
 def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
                             is_cat, lam, alpha, mcw, max_onehot, max_thr):
+    """``find_best_splits_counted`` without a least row count."""
+    return find_best_splits_counted(pool, slots, node_G, node_H, feat_mask, offsets,
+                                    n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr,
+                                    np.zeros(slots.shape[0]), 0.0)
+
+
+@njit(cache=True, nogil=True)
+def find_best_splits_counted(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
+                             is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count):
     """Best split of every node, node ``s`` having histogram ``pool[slots[s]]`` and
     feature mask ``feat_mask[s]``: arrays (gain, feature, code, default_left, GL, HL), and
     each node's best gain per field ((n_nodes, d), -inf where none or not scanned).
 
     ``code`` is the split bin for numeric fields (bins <= code go left) and the encoded left
     set of ``_scan_categorical`` for categorical ones. ``gain`` is -inf where no split is valid.
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, node ``s`` having ``counts[s]`` rows.
     Called from inside the fused grower; the learner calls ``find_best_splits``.
     """
     n_nodes = slots.shape[0]
@@ -680,28 +720,29 @@ def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_v
     f_HL = np.zeros((n_nodes, d))
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:  # a launch costs more than the scan
         scan_range(np.int64(0), n_nodes * d, d, pool, slots, node_G, node_H, feat_mask, offsets,
-                   n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code,
-                   f_dl, f_GL, f_HL)
+                   n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
+                   min_count, f_gain, f_code, f_dl, f_GL, f_HL)
     else:
         _scan_parallel(d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                       lam, alpha, mcw, max_onehot, max_thr, f_gain, f_code, f_dl, f_GL, f_HL)
+                       lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code,
+                       f_dl, f_GL, f_HL)
     gain, feature, code, dl, GL, HL = best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
     return gain, feature, code, dl, GL, HL, f_gain
 
 
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
                      lam, alpha, mcw, max_onehot, max_thr, slots=None, parallel=False,
-                     monotone=None, field_gains=False):
+                     monotone=None, field_gains=False, counts=None, min_count=0):
     """``find_best_splits_pooled`` from the host, node ``s`` having histogram ``hists[s]``
     ((n_nodes, total_bins, 2)), or ``hists[slots[s]]`` where ``slots`` is given; the scans
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
     ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
     the training loop's other kernels launch so (``Grower.launches_prange``).
-    ``monotone``: (lower, upper, mono, lgb, counts, min_count) under monotone constraints or
-    ``min_data_in_leaf``: the nodes' bounds on their weights, the fields' constraints, whether
-    LightGBM's rule, the nodes' row counts and the least rows of a child
-    (``scan_bounded_range``). ``field_gains``: return each node's best gain per field too,
-    as a seventh array ((n_nodes, d))."""
+    ``monotone``: (lower, upper, mono, lgb) under monotone constraints: the nodes' bounds on
+    their weights, the fields' constraints and whether LightGBM's rule
+    (``scan_bounded_range``). ``counts``, ``min_count``: the nodes' rows and LightGBM's
+    ``min_data_in_leaf`` (0: none). ``field_gains``: return each node's best gain per field
+    too, as a seventh array ((n_nodes, d))."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
     n_nodes, d = slots.shape[0], offsets.shape[0]
@@ -710,17 +751,18 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     f_dl = np.zeros((n_nodes, d), dtype=np.bool_)
     f_GL = np.zeros((n_nodes, d))
     f_HL = np.zeros((n_nodes, d))
+    counts = (np.zeros(n_nodes) if counts is None
+              else np.ascontiguousarray(counts, dtype=np.float64))
     args = (d, hists, slots, np.asarray(node_G, dtype=np.float64),
             np.asarray(node_H, dtype=np.float64), feat_mask, offsets, n_value_bins, is_cat,
-            float(lam), float(alpha), float(mcw), int(max_onehot), int(max_thr), f_gain, f_code,
-            f_dl, f_GL, f_HL)
+            float(lam), float(alpha), float(mcw), int(max_onehot), int(max_thr), counts,
+            float(min_count), f_gain, f_code, f_dl, f_GL, f_HL)
     scan = scan_range if is_cat.any() else scan_numeric_range
     if monotone is not None:
-        lower, upper, mono, lgb, counts, min_count = monotone
-        args = args[:14] + (np.asarray(lower, dtype=np.float64),
+        lower, upper, mono, lgb = monotone
+        args = args[:16] + (np.asarray(lower, dtype=np.float64),
                             np.asarray(upper, dtype=np.float64),
-                            np.asarray(mono, dtype=np.int64), bool(lgb),
-                            np.asarray(counts, dtype=np.float64), float(min_count)) + args[14:]
+                            np.asarray(mono, dtype=np.int64), bool(lgb)) + args[16:]
         scan = scan_bounded_range
         parallel = False
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:

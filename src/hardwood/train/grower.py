@@ -117,7 +117,7 @@ class GrowParams:
     # only (XGBoost's: above RT_EPS)
     drop_unsplittable: bool = False
     # LightGBM's least rows of a child, counted from the hessians as LightGBM counts them
-    # (backends/split._scan_numeric_bounded); 0: none. Trees with it grow on the learner
+    # (backends/split._scan_numeric_short); 0: none
     min_data_in_leaf: int = 0
 
 
@@ -217,9 +217,8 @@ class Grower:
         return used | sets[holds_all].any(axis=0)
 
     def _fusable(self):
-        # (constrained trees grow on the learner: the fused kernel has no constraints, nor
-        # LightGBM's min_data_in_leaf)
-        return (self.mono is None and self.interactions is None and self.p.min_data_in_leaf == 0
+        # (constrained trees grow on the learner: the fused kernel has no constraints)
+        return (self.mono is None and self.interactions is None
                 and getattr(self.backend, "grow_fused", None) is not None
                 and self.pages.n_pages == 1 and self.pages.in_core
                 and (self._fast_shape() is not None or self.p.grow_policy == "lossguide"))

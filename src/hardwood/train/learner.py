@@ -196,12 +196,10 @@ class TreeLearner:
             masks = masks & np.stack([nodes.splittable[i] for i in ids])
         n = len(ids)
         bounds = None
-        if gw.mono is not None or p.min_data_in_leaf > 0:
-            # the scan under constraints (monotone, or LightGBM's least rows of a leaf)
+        if gw.mono is not None:
             bounds = (np.asarray([nodes.lower[i] for i in ids], dtype=np.float64),
-                      np.asarray([nodes.upper[i] for i in ids], dtype=np.float64),
-                      np.asarray([nodes.count[i] for i in ids], dtype=np.float64))
-            mono = gw.mono if gw.mono is not None else np.zeros(gw.d, dtype=np.int64)
+                      np.asarray([nodes.upper[i] for i in ids], dtype=np.float64))
+        counts = np.asarray([nodes.count[i] for i in ids], dtype=np.float64)
         res = (np.full(n, -np.inf), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
                np.zeros(n, dtype=np.bool_), np.zeros(n), np.zeros(n))
         for array, pos, rows in hists.groups(ids):
@@ -213,10 +211,10 @@ class TreeLearner:
                                     slots=np.asarray(rows, dtype=np.int64),
                                     parallel=self._prange,
                                     monotone=None if bounds is None else (
-                                        bounds[0][pos], bounds[1][pos], mono,
-                                        p.lightgbm_constraints, bounds[2][pos],
-                                        p.min_data_in_leaf),
-                                    field_gains=drop)
+                                        bounds[0][pos], bounds[1][pos], gw.mono,
+                                        p.lightgbm_constraints),
+                                    field_gains=drop, counts=counts[pos],
+                                    min_count=p.min_data_in_leaf)
             for out, x in zip(res, part):
                 out[pos] = x
             if drop:  # LightGBM's rule: numeric fields of no gain above gamma are dropped

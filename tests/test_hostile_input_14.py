@@ -197,7 +197,7 @@ def test_num_leaves_brings_lightgbms_defaults(objective):
     """``{"objective": "binary", "num_leaves": 15}`` trained with XGBoost's defaults
     (``learning_rate`` 0.3, ``reg_lambda`` 1, ``min_child_weight`` 1): 0.88 off LightGBM's
     regression after 30 rounds, 0.178 in probability. ``num_leaves`` now brings LightGBM's
-    defaults, each unless given (LightGBM's ``min_data_in_leaf`` has no counterpart)."""
+    defaults, each unless given (not yet ``min_data_in_leaf``'s 20: see params.py)."""
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(0)
     X = rng.integers(0, 30, size=(3000, 5)).astype(float)  # identical bins in both
@@ -384,3 +384,18 @@ def test_xgboost_cox_models_are_imported():
     np.testing.assert_allclose(m.predict(X), b.predict(xgb.DMatrix(X)), rtol=1e-5)
     with pytest.raises(ValueError, match="cannot train"):
         hw.train({"objective": "survival:cox"}, hw.Dataset(X, np.abs(y)), 2)
+
+
+def test_a_subclass_passing_kwargs_on_takes_its_bases_names():
+    """Probe 41: a user's subclass whose ``__init__`` passes ``**kwargs`` to the estimator's
+    could not be built once unknown names were checked before ``__init__``
+    (``My(foo=2, n_estimators=3)``: "unexpected keyword argument 'n_estimators'")."""
+    class My(hw.GBDTRegressor):
+        def __init__(self, foo=1, **kwargs):
+            super().__init__(**kwargs)
+            self.foo = foo
+
+    est = My(foo=2, n_estimators=3, max_leaves=4)
+    assert (est.foo, est.n_estimators, est.max_leaves) == (2, 3, 4)
+    with pytest.raises(TypeError, match="'num_leaves'; num_leaves is max_leaves here"):
+        My(num_leaves=3)

@@ -446,7 +446,12 @@ def _refuse_foreign_names(cls, kwargs):
     """A TypeError for keyword arguments the estimator class does not take, saying what it
     takes instead where the name is XGBoost's or LightGBM's (``GBDTClassifier(num_leaves=31)``
     got Python's bare "unexpected keyword argument", where ``hardwood.train`` explains)."""
-    own = [k for k in inspect.signature(cls.__init__).parameters if k != "self"]
+    params = inspect.signature(cls.__init__).parameters
+    own = [k for k in params if k != "self"]
+    if any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        # a user's subclass whose __init__ passes **kwargs on: its bases' names are its own
+        own += [k for c in cls.__mro__[1:] if "__init__" in vars(c) and issubclass(c, _GBDTBase)
+                for k in inspect.signature(c.__init__).parameters]
     foreign = [k for k in kwargs if k not in own]
     if not foreign:
         return

@@ -342,8 +342,10 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
     ``cf`` rows per unit of hessian): the side it accumulates is the values above the
     threshold where the missing values go left (its reverse scan), the values below it
     where they go right (its forward scan); the other side is the rest of the rows. Where
-    the node has no missing values a threshold passes if either count does: LightGBM's
-    reverse scan finds it too, at the same gain (the counts differ by the rounding)."""
+    the node has no missing values a threshold passes if either count does, as LightGBM's
+    two scans of a field with missing values elsewhere find it (the counts differ by the
+    rounding). A field without any missing values LightGBM scans in reverse only: with
+    unequal hessians hardwood can take a threshold there that LightGBM refuses."""
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)

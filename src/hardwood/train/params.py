@@ -66,8 +66,9 @@ DEFAULTS = {
                     # {"dir": folder, "page_bytes": n}: the bins written to pages on disk
 }
 
-# LightGBM's defaults that are not XGBoost's, taken where num_leaves brings LightGBM's growth
-# (hardwood has no min_data_in_leaf: LightGBM's default of 20 rows has no counterpart)
+# LightGBM's defaults that are not XGBoost's, taken where num_leaves brings LightGBM's growth.
+# Not yet its min_data_in_leaf=20: where hessians differ, LightGBM counts a field without
+# missing values one way only, which hardwood cannot tell apart (backends/split.py)
 LIGHTGBM_DEFAULTS = {"learning_rate": 0.1, "reg_lambda": 0.0, "min_child_weight": 1e-3}
 
 ALIASES = {

@@ -399,3 +399,16 @@ def test_a_subclass_passing_kwargs_on_takes_its_bases_names():
     assert (est.foo, est.n_estimators, est.max_leaves) == (2, 3, 4)
     with pytest.raises(TypeError, match="'num_leaves'; num_leaves is max_leaves here"):
         My(num_leaves=3)
+
+
+def test_errors_about_a_value_name_the_alias_the_user_gave():
+    """``{"min_data": 2.5}`` was reported as "parameter 'min_data_in_leaf' must be an
+    integer", a name the user never wrote (probe 41); ``eta=inf`` as 'learning_rate'."""
+    rng = np.random.default_rng(0)
+    ds = hw.Dataset(rng.random((50, 2)), rng.random(50))
+    for params, message in (({"min_data": 2.5}, r"'min_data' \(min_data_in_leaf\)"),
+                            ({"eta": float("inf")}, r"'eta' \(learning_rate\) must be a finite"),
+                            ({"lambda_l2": -1}, r"'lambda_l2' \(reg_lambda\) must be >= 0"),
+                            ({"learning_rate": -1}, r"'learning_rate' must be > 0")):
+        with pytest.raises((TypeError, ValueError), match=message):
+            hw.train(params, ds, 1)

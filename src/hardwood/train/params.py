@@ -427,11 +427,25 @@ def resolve_interactions(ic, names):
 
 
 def resolve_params(params) -> dict:
-    """Defaults + user params (aliases mapped), validated. Raises on unknown names."""
+    """Defaults + user params (aliases mapped), validated. Raises on unknown names; an error
+    about a value names the parameter as the user gave it (``min_data=2.5`` was reported as
+    ``min_data_in_leaf``)."""
     if params is None:
         params = {}
     if not isinstance(params, dict):
         raise TypeError(f"params must be a dict, got {type(params).__name__}")
+    try:
+        return _resolve(params)
+    except (TypeError, ValueError) as e:
+        for given in params:
+            key = ALIASES.get(given)
+            if key and f"parameter {key!r}" in str(e):
+                raise type(e)(str(e).replace(f"parameter {key!r}",
+                                             f"parameter {given!r} ({key})")) from None
+        raise
+
+
+def _resolve(params):
     params = _lightgbm_bagging(_lightgbm_alpha(params))
     p = dict(DEFAULTS)
     if "num_leaves" in params and "grow_policy" not in params:

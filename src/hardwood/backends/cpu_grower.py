@@ -320,7 +320,9 @@ def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value
     if drop:
         for t in range(ids.shape[0]):
             masks[t] &= splittable[ids[t]]
-    counts = (end[ids] - begin[ids]).astype(np.float64)
+    # (the nodes' rows, read only under min_data_in_leaf)
+    counts = ((end[ids] - begin[ids]).astype(np.float64) if min_count > 0.0
+              else np.empty(0))
     gain, feat, code, dl, GL, HL, f_gain = find_best_splits_counted(
         pool, slot[ids], G[ids], H[ids], masks, offsets, n_value_bins, is_cat,
         lam, alpha, mcw, max_onehot, max_thr, counts, min_count)

@@ -169,6 +169,26 @@ def too_few_rows(n_left, n_rows, min_count):
     return n_left < min_count or n_rows - n_left < min_count
 
 
+@njit(cache=True, nogil=True, inline="always")
+def rows_of_values(hf, nv, cf):
+    """The rows of a field's value bins (``hf[:nv]``), as LightGBM counts them."""
+    n = 0.0
+    for b in range(nv):
+        n += row_estimate(hf[b, 1], cf)
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def counted_threshold(h, cf, CL, n_values, n_rows, min_count, with_missing):
+    """A numeric scan's count after the bin of hessian ``h`` (``CL``: the rows counted below
+    it so far): (the new ``CL``, whether the threshold may send the missing values right,
+    whether left), LightGBM's forward and reverse counts (``_scan_numeric_bounded``)."""
+    CL += row_estimate(h, cf)
+    left_ok = not too_few_rows(n_rows - (n_values - CL), n_rows, min_count)
+    right_ok = not too_few_rows(CL, n_rows, min_count) or (left_ok and not with_missing)
+    return CL, right_ok, left_ok
+
+
 def child_bounds(GL, HL, G, H, lam, alpha, mcw, lo, hi, mono):
     """((lo, hi) of the left child, (lo, hi) of the right) of a node of bounds [lo, hi] split
     on a field of constraint ``mono`` with (GL, HL) left: the parent's bounds, cut at the mean
@@ -226,12 +246,10 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
     min_h = max(mcw, MIN_HESS)
     with_missing = Hm > 0.0
     counted = min_count > 0.0
-    n_values = 0.0
-    if counted:
-        for b in range(nv):
-            n_values += row_estimate(hf[b, 1], cf)
+    n_values = rows_of_values(hf, nv, cf) if counted else 0.0
     CL = 0.0
-    reverse_ok = True
+    right_ok = True
+    left_ok = True
     GL = 0.0
     HL = 0.0
     best = -np.inf  # missing right: the first best bin
@@ -247,10 +265,10 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
         HL += hf[b, 1]
         g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
         if counted:
-            CL += row_estimate(hf[b, 1], cf)
-            reverse_ok = not too_few_rows(n_rows - (n_values - CL), n_rows, min_count)
-            if too_few_rows(CL, n_rows, min_count) and (with_missing or not reverse_ok):
-                g0 = -np.inf
+            CL, right_ok, left_ok = counted_threshold(hf[b, 1], cf, CL, n_values, n_rows,
+                                                      min_count, with_missing)
+        if not right_ok:
+            g0 = -np.inf
         if _beats(g0, best):
             best = g0
             best_bin = b
@@ -258,7 +276,7 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
             best_HL = HL
         if with_missing:
             g1 = _split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent)
-            if not reverse_ok:
+            if not left_ok:
                 g1 = -np.inf
             if _ties_or_beats(g1, best1):
                 best1 = max(g1, best1)
@@ -351,11 +369,10 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
     min_h = max(mcw, MIN_HESS)
     with_missing = Hm > 0.0
     counted = min_count > 0.0
-    n_values = 0.0  # the rows of the value bins, as counted
-    if counted:
-        for b in range(nv):
-            n_values += row_estimate(hf[b, 1], cf)
+    n_values = rows_of_values(hf, nv, cf) if counted else 0.0
     CL = 0.0
+    right_ok = True
+    left_ok = True
     GL = 0.0
     HL = 0.0
     best = -np.inf
@@ -382,10 +399,10 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
         HL += hf[b, 1]
         g0 = _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb)
         if counted:
-            CL += row_estimate(hf[b, 1], cf)
-            reverse_ok = not too_few_rows(n_rows - (n_values - CL), n_rows, min_count)
-            if too_few_rows(CL, n_rows, min_count) and (with_missing or not reverse_ok):
-                g0 = -np.inf
+            CL, right_ok, left_ok = counted_threshold(hf[b, 1], cf, CL, n_values, n_rows,
+                                                      min_count, with_missing)
+        if not right_ok:
+            g0 = -np.inf
         if _beats(g0, best):
             best = g0
             best_bin = b
@@ -394,7 +411,7 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
         if with_missing:
             g1 = _bounded_split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent, lo, hi,
                                      mono, lgb)
-            if counted and not reverse_ok:
+            if not left_ok:
                 g1 = -np.inf
             if _ties_or_beats(g1, best1):
                 best1 = max(g1, best1)
@@ -638,7 +655,7 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         hi = upper[s]
         parent = (score(G, H, lam, alpha) if lgb else score_given_weight(
             G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi)))
-        n_rows = counts[s]
+        n_rows = counts[s] if min_count > 0.0 else 0.0
         cf = n_rows / (H + 2e-15)  # (LightGBM's cnt_factor: its hessian sum + 2 kEpsilon)
         hist = pool[slots[s]]
         nv = n_value_bins[j]

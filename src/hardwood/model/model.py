@@ -22,9 +22,10 @@ COMPILED_KEPT = 8  # compiled layouts Model.predict keeps per model (one per run
 # about where its walk's saving pays for the layout (2026-11-24, depth 6: 100 trees, 10,000
 # rows: the reference walk 30 ms, auto 3 ms + 11 ms to lay out; 60-90 ms in a new process)
 AUTO_MIN_WORK = 1 << 20
-# trees of at most this depth are explained to float rounding by TreeSHAP; deeper ones have
-# each row's SHAP values checked against its margin (see Model._check_additivity)
-SHAP_EXACT_DEPTH = 40
+# paths of at most this many elements (distinct features, and the root's) are explained to
+# float rounding by TreeSHAP; a model with longer ones has each row's SHAP values checked
+# against its margin (see Model._check_additivity)
+SHAP_EXACT_PATH = 40
 
 
 class _Version(tuple):
@@ -375,7 +376,7 @@ class Model:
         explain = treeshap.contributions if output == "contrib" else treeshap.interactions
         with guard():  # parallel kernels (hardwood.parallel)
             values = explain(data, mat, t0, t1, self.base_score, self.n_outputs)
-            if t1 > t0 and max(self.trees[t].depth() for t in range(t0, t1)) > SHAP_EXACT_DEPTH:
+            if t1 > t0 and data.paths.max_size > SHAP_EXACT_PATH:
                 self._check_additivity(values, mat, t0, t1)
         return values
 

@@ -199,7 +199,8 @@ class TreeLearner:
         if gw.mono is not None:
             bounds = (np.asarray([nodes.lower[i] for i in ids], dtype=np.float64),
                       np.asarray([nodes.upper[i] for i in ids], dtype=np.float64))
-        counts = np.asarray([nodes.count[i] for i in ids], dtype=np.float64)
+        counts = (np.asarray([nodes.count[i] for i in ids], dtype=np.float64)
+                  if p.min_data_in_leaf > 0 else None)  # (read only under min_data_in_leaf)
         res = (np.full(n, -np.inf), np.full(n, -1, dtype=np.int64), np.zeros(n, dtype=np.int64),
                np.zeros(n, dtype=np.bool_), np.zeros(n), np.zeros(n))
         for array, pos, rows in hists.groups(ids):
@@ -213,7 +214,8 @@ class TreeLearner:
                                     monotone=None if bounds is None else (
                                         bounds[0][pos], bounds[1][pos], gw.mono,
                                         p.lightgbm_constraints),
-                                    field_gains=drop, counts=counts[pos],
+                                    field_gains=drop,
+                                    counts=None if counts is None else counts[pos],
                                     min_count=p.min_data_in_leaf)
             for out, x in zip(res, part):
                 out[pos] = x

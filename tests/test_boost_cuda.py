@@ -78,6 +78,12 @@ cases = [
                                                   "subsample": 0.5, "learning_rate": 1.0},
      hardwood.Dataset(X, y, weight=np.linspace(0.5, 2, n), categorical_features=[4],
                       max_bin=32)),
+    # LightGBM's growth, missing rule and row counts: its rule reads every row's bins once
+    # (a histogram of unit weights, on the device), a field without missing values too
+    ("LightGBM's missing rule", {"objective": "regression", "num_leaves": 6,
+                                 "min_data_in_leaf": 5},
+     hardwood.Dataset(np.where(np.arange(5) == 3, np.nan_to_num(X), X), y,
+                      categorical_features=[4], max_bin=32)),
 ]
 from hardwood.train.booster import Booster
 # margins, g and h on the device where it computes the objective's gradients

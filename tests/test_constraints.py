@@ -230,8 +230,9 @@ def test_lightgbm_names_train_lightgbms_basic_monotone_method(objective, extra):
     X, y = _data(9, objective="binary:logistic" if objective == "binary" else "x")
     mc = [1, 1, -1, 0, 0]
     params = dict(objective=objective, num_leaves=15, learning_rate=0.3, max_bin=32,
-                  lambda_l2=1.0, min_sum_hessian_in_leaf=1.0, monotone_constraints=mc, **extra)
-    theirs = lgb.train(dict(params, min_data_in_leaf=0, min_data_in_bin=1, verbose=-1,
+                  lambda_l2=1.0, min_sum_hessian_in_leaf=1.0, monotone_constraints=mc,
+                  min_data_in_leaf=0, **extra)
+    theirs = lgb.train(dict(params, min_data_in_bin=1, verbose=-1,
                             num_threads=1, monotone_constraints_method="basic"),
                        lgb.Dataset(X, y, params={"max_bin": 32, "min_data_in_bin": 1}),
                        num_boost_round=10)

@@ -97,6 +97,22 @@ def test_equals_single_machine(client, data, chunks, caplog):
 
 
 @pytest.mark.timeout(120)
+def test_lightgbm_missing_rule_equals_single_machine(client, data):
+    """Under LightGBM's growth each field's missing rule comes from every row's bins
+    (``DaskPages.bin_counts``, on the workers): the single machine's trees, a field without
+    missing values (read as 0.0) and ``min_data_in_leaf`` (LightGBM's row counts) included."""
+    X, y, *_ = data
+    X = X.copy()
+    X[:, 1] = np.nan_to_num(X[:, 1])
+    params = {"objective": "regression", "num_leaves": 8, "min_data_in_leaf": 15}
+    ref = hardwood.train(params, hardwood.Dataset(X, y), num_boost_round=ROUNDS)
+    m = hd.train(client, params, _dask(X, (300, 300)), _dask(y, (300, 300)),
+                 num_boost_round=ROUNDS)
+    _same_model(m, ref)
+    assert m.params["missing_rule"] == "lightgbm"
+
+
+@pytest.mark.timeout(120)
 def test_exact_partitions_merge_exactly(client, data):
     """Partitions whose sketches are exact (at most ``sketch_size + 1`` values each) bin as
     the concatenated data: their union, past ``sketch_size + 1`` values, was pruned, and the

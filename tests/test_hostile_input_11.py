@@ -194,9 +194,9 @@ def test_scale_pos_weight_trains_the_peers_models(spw):
     np.testing.assert_allclose(ours.predict(X), theirs.predict(xgb.DMatrix(X)), atol=1e-6)
     lgb_params = {"objective": "binary", "scale_pos_weight": spw, "num_leaves": 4,
                   "max_depth": 2, "learning_rate": 0.3, "lambda_l2": 1.0,
-                  "min_sum_hessian_in_leaf": 1e-3}
+                  "min_sum_hessian_in_leaf": 1e-3, "min_data_in_leaf": 1}
     ours = hw.train(lgb_params, hw.Dataset(X, y, weight=w), 8)
-    theirs = lgb.train(dict(lgb_params, min_data_in_leaf=1, min_data_in_bin=1, verbose=-1),
+    theirs = lgb.train(dict(lgb_params, min_data_in_bin=1, verbose=-1),
                        lgb.Dataset(X, y, weight=w), 8)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-6)
     assert abs(ours.base_score[0] - np.log(np.average(y, weights=w)
@@ -210,9 +210,10 @@ def test_is_unbalance_and_scale_pos_weight_checks():
     lgb = pytest.importorskip("lightgbm")
     X, y, w = _binary_data(seed=1)
     params = {"objective": "binary", "is_unbalance": True, "num_leaves": 4, "max_depth": 2,
-              "learning_rate": 0.3, "lambda_l2": 1.0, "min_sum_hessian_in_leaf": 1e-3}
+              "learning_rate": 0.3, "lambda_l2": 1.0, "min_sum_hessian_in_leaf": 1e-3,
+              "min_data_in_leaf": 1}
     ours = hw.train(params, hw.Dataset(X, y, weight=w), 8)
-    theirs = lgb.train(dict(params, min_data_in_leaf=1, min_data_in_bin=1, verbose=-1),
+    theirs = lgb.train(dict(params, min_data_in_bin=1, verbose=-1),
                        lgb.Dataset(X, y, weight=w), 8)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), atol=1e-6)
     ds = hw.Dataset(X, y)

@@ -106,8 +106,8 @@ def test_lightgbm_names_grow_lightgbms_trees(extra, fused, monkeypatch):
     X = rng.integers(0, 10, size=(2000, 5)).astype(np.float64)
     y = np.sin(X[:, 0]) * 3 + (X[:, 1] > 4) * 2 + X[:, 2] * X[:, 3] / 10 + rng.normal(0, 1, 2000)
     params = {**dict(objective="regression", num_leaves=31, learning_rate=1.0, lambda_l2=1.0,
-                     min_sum_hessian_in_leaf=1.0, max_bin=63), **extra}
-    theirs = lgb.train(dict(params, min_data_in_leaf=1, min_data_in_bin=1, verbose=-1,
+                     min_sum_hessian_in_leaf=1.0, max_bin=63, min_data_in_leaf=1), **extra}
+    theirs = lgb.train(dict(params, min_data_in_bin=1, verbose=-1,
                             num_threads=1),
                        lgb.Dataset(X, y, params={"max_bin": 63, "min_data_in_bin": 1}),
                        num_boost_round=3)

@@ -197,7 +197,8 @@ def test_num_leaves_brings_lightgbms_defaults(objective):
     """``{"objective": "binary", "num_leaves": 15}`` trained with XGBoost's defaults
     (``learning_rate`` 0.3, ``reg_lambda`` 1, ``min_child_weight`` 1): 0.88 off LightGBM's
     regression after 30 rounds, 0.178 in probability. ``num_leaves`` now brings LightGBM's
-    defaults, each unless given (not yet ``min_data_in_leaf``'s 20: see params.py)."""
+    defaults, each unless given, ``min_data_in_leaf``'s 20 too (session 25: LightGBM's
+    missing rule, which its counts need), so that the dict alone trains LightGBM's model."""
     lgb = pytest.importorskip("lightgbm")
     rng = np.random.default_rng(0)
     X = rng.integers(0, 30, size=(3000, 5)).astype(float)  # identical bins in both
@@ -205,16 +206,17 @@ def test_num_leaves_brings_lightgbms_defaults(objective):
     if objective == "binary":
         y = (y > np.median(y)).astype(float)
     params = {"objective": objective, "num_leaves": 15}
-    b = lgb.train(dict(params, verbose=-1, min_data_in_leaf=0, max_bin=255),
+    b = lgb.train(dict(params, verbose=-1, max_bin=255),
                   lgb.Dataset(X, y, params={"max_bin": 255}), 30)
     m = hw.train(params, hw.Dataset(X, y, max_bin=255), 30)
     np.testing.assert_allclose(m.predict(X), b.predict(X), rtol=0, atol=1e-6)
-    assert (m.params["learning_rate"], m.params["reg_lambda"], m.params["min_child_weight"]) \
-        == (0.1, 0.0, 1e-3)
-    given = hw.train(dict(params, learning_rate=0.3, lambda_l2=1.0, min_child_weight=1.0),
-                     hw.Dataset(X, y, max_bin=255), 2)
+    assert (m.params["learning_rate"], m.params["reg_lambda"], m.params["min_child_weight"],
+            m.params["min_data_in_leaf"]) == (0.1, 0.0, 1e-3, 20)
+    given = hw.train(dict(params, learning_rate=0.3, lambda_l2=1.0, min_child_weight=1.0,
+                          min_child_samples=5), hw.Dataset(X, y, max_bin=255), 2)
     assert (given.params["learning_rate"], given.params["reg_lambda"],
-            given.params["min_child_weight"]) == (0.3, 1.0, 1.0)
+            given.params["min_child_weight"], given.params["min_data_in_leaf"]) \
+        == (0.3, 1.0, 1.0, 5)
 
 
 def test_estimators_name_what_they_take_for_the_peers_parameter_names():

@@ -32,8 +32,8 @@ def test_multiclass_under_lightgbm_names_is_lightgbm_model(name, weighted):
                    "num_threads": 1}, lgb.Dataset(X, y, weight=w), rounds)
     p = {"objective": name, "num_class": K, "max_depth": depth, "learning_rate": 0.3,
          "reg_lambda": 1.0, "min_child_weight": 1e-3}
-    m = hw.train(dict(p, num_leaves=2 ** depth) if weighted else p, hw.Dataset(X, y, weight=w),
-                 rounds)
+    m = hw.train(dict(p, num_leaves=2 ** depth, min_data_in_leaf=0) if weighted else p,
+                 hw.Dataset(X, y, weight=w), rounds)
     np.testing.assert_allclose(m.predict(X, output="raw"), b.predict(X, raw_score=True),
                                atol=1e-6)
     share = np.bincount(y.astype(int), weights=w, minlength=K)

@@ -650,7 +650,8 @@ class CPUBackend(Backend):
     def grow_fused(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,
                    n_slots, cycles, root=None):
         """One whole tree in one Numba call: the node arrays of ``Grower.finish_arrays``.
-        ``layout``: (field offsets, value bins per field, is categorical, widest field);
+        ``layout``: (field offsets, value bins per field, is categorical, widest field,
+        missing rule per field);
         ``p``: GrowParams; ``cycles[0..2]`` accumulate the cycles of ① ② ③; ``root``: the
         root's histogram (flat (g, h) pairs) if already built."""
         from .cpu_grower import grow_tree
@@ -666,11 +667,12 @@ class CPUBackend(Backend):
 
     def _fused_args(self, rows, g, h, layout, tree_mask, keys, k_bynode, p, max_leaves, cap,
                     n_slots, cycles, root=None):
-        offsets, n_value_bins, is_cat, max_field_bins = layout
+        offsets, n_value_bins, is_cat, max_field_bins, missing_rules = layout
         return (self.bins_row, self.bins_col, g, h, rows, self._tmp, offsets, n_value_bins,
                 is_cat, tree_mask, keys, k_bynode, float(p.reg_lambda), float(p.reg_alpha),
                 float(p.min_child_weight), float(p.gamma), int(p.max_cat_to_onehot),
                 int(p.max_cat_threshold), p.grow_policy == "lossguide", int(p.max_depth),
                 int(max_leaves), cap, n_slots, self.total_bins, max_field_bins, cycles,
                 self.lanes, _NO_ROOT if root is None else root, bool(p.drop_unsplittable),
-                0.0 if p.drop_unsplittable else RT_EPS, float(p.min_data_in_leaf))
+                0.0 if p.drop_unsplittable else RT_EPS, float(p.min_data_in_leaf),
+                missing_rules)

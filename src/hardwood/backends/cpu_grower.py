@@ -90,7 +90,7 @@ def _subtract(pool2d, big, small):
 def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask,
               keys, k_bynode, lam, alpha, mcw, gamma, max_onehot, max_thr, lossguide,
               max_depth, max_leaves, cap, n_slots, total_bins, max_field_bins, prof, lanes,
-              root, drop_unsplittable, gain_floor, min_count):
+              root, drop_unsplittable, gain_floor, min_count, missing_rules):
     """Grow one tree over ``rows`` (reordered in place). Returns the node arrays
     (feature, code, default_left, left, right, begin, end, G, H, gain, tables).
     ``prof[0..2]`` accumulate CPU cycles spent in ① histograms, ② split finding, ③ partition.
@@ -98,7 +98,8 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
     a multiclass round, ``cpu.class_root_histograms``), else empty. ``drop_unsplittable``:
     LightGBM's rule, a numeric field without a split above ``gamma`` in a node is not scanned
     in its subtree (``Grower``); a split's gain must exceed ``gain_floor`` too.
-    ``min_count`` > 0: LightGBM's ``min_data_in_leaf`` (``split._scan_numeric_short``)."""
+    ``min_count`` > 0: LightGBM's ``min_data_in_leaf`` (``split._scan_numeric_short``).
+    ``missing_rules``: each field's missing rule (``split.XGB_MISSING``, ...)."""
     feature = np.full(cap, -1, dtype=np.int64)
     code = np.zeros(cap, dtype=np.int64)
     dl = np.zeros(cap, dtype=np.bool_)
@@ -155,7 +156,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
     c0 = cycles()
     _evaluate(np.zeros(1, dtype=np.int64), pool, slot, G, H, tree_mask, keys, k_bynode, offsets,
               n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code,
-              c_dl, c_GL, c_HL, splittable, min_gain, begin, end, min_count)
+              c_dl, c_GL, c_HL, splittable, min_gain, begin, end, min_count, missing_rules)
     prof[1] += cycles() - c0
     open_ids[0] = 0
     n_open = 1
@@ -298,7 +299,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
         # ② their best splits
         _evaluate(new_ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins,
                   is_cat, lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl,
-                  c_GL, c_HL, splittable, min_gain, begin, end, min_count)
+                  c_GL, c_HL, splittable, min_gain, begin, end, min_count, missing_rules)
         prof[1] += cycles() - c1
         for t in range(2 * m):
             open_ids[n_open] = new_ids[t]
@@ -311,7 +312,7 @@ def grow_tree(B, Bcol, g, h, rows, tmp, offsets, n_value_bins, is_cat, tree_mask
 @njit(cache=True, nogil=True)
 def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value_bins, is_cat,
               lam, alpha, mcw, max_onehot, max_thr, c_gain, c_feat, c_code, c_dl, c_GL, c_HL,
-              splittable, min_gain, begin, end, min_count):
+              splittable, min_gain, begin, end, min_count, missing_rules):
     """② for the nodes ``ids``; where ``splittable`` has rows (LightGBM's rule), each node
     scans the fields still splittable there and drops its fields of no gain above
     ``min_gain`` (``drop_unsplittable``)."""
@@ -325,7 +326,7 @@ def _evaluate(ids, pool, slot, G, H, tree_mask, keys, k_bynode, offsets, n_value
               else np.empty(0))
     gain, feat, code, dl, GL, HL, f_gain = find_best_splits_counted(
         pool, slot[ids], G[ids], H[ids], masks, offsets, n_value_bins, is_cat,
-        lam, alpha, mcw, max_onehot, max_thr, counts, min_count)
+        lam, alpha, mcw, max_onehot, max_thr, counts, min_count, missing_rules)
     if drop:
         for t in range(ids.shape[0]):
             for j in range(offsets.shape[0]):

@@ -153,6 +153,18 @@ def sum_pair(a, b):
     return a + b
 
 
+def bin_counts_part(part, offsets):
+    """This partition's rows in each bin (float64, total bins)."""
+    n = part.n
+    if n == 0:
+        return np.zeros(int(offsets[-1]))
+    ones = np.ones(n, dtype=np.float32)
+    with threads(1):
+        hist = part.backend(offsets).build_histograms(np.arange(n, dtype=np.int32), [0], [n],
+                                                      ones, ones)
+    return np.asarray(hist, dtype=np.float64).reshape(-1, 2)[:, 1]
+
+
 def partition_part(part, state, nodes, features, tables, lefts, rights, offsets):
     """③ A new RowState: each node's rows split stably into its two children."""
     rows, seg = state.rows.copy(), dict(state.seg)
@@ -348,6 +360,11 @@ class DaskPages:
 
     def count(self, node):
         return self._counts[node]
+
+    def bin_counts(self):
+        """The rows in each bin over every partition (``Grower.use_lightgbm_missing``)."""
+        level = self._each("bin-counts", bin_counts_part, Per(self.parts), self.offsets)
+        return sum_in_order(level, self._each).result()
 
     def histograms(self, nodes, g, h):
         """① Each partition's histograms of ``nodes``, summed over a binary tree in page

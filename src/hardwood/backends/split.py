@@ -3,7 +3,8 @@
 Gain is XGBoost's: ``score(L) + score(R) - score(parent)`` with
 ``score(G, H) = T(G)^2 / (H + lambda)`` and ``T`` the L1 soft threshold by ``alpha``.
 A split needs both children to carry hessian >= ``min_child_weight`` and a gain above
-``gamma``. For every split both places of the missing bin are tried.
+``gamma``. For every split both places of the missing bin are tried, in the order of the
+field's missing rule (``XGB_MISSING``, ``LGB_MISSING`` or a bin, ``missing_rules``).
 
 Categorical fields (group by field: one histogram slot per category, one for missing):
 
@@ -27,6 +28,21 @@ from ..parallel import chunks, run_ranges
 
 MIN_HESS = 1e-8
 RT_EPS = 1e-6
+
+# A numeric field's missing rule, ``missing_rules[j]`` (``Grower.missing_rules``):
+# XGBoost's: the missing values go where the gain is larger, right on a tie and at a node
+# without missing values (its forward scan, then its backward scan where the node has them)
+XGB_MISSING = -2
+# LightGBM's, for a field with missing values in the training data (its missing_type NaN):
+# at every node, its reverse scan (missing values left, the highest of tied thresholds)
+# first, then its forward scan (missing right), which must beat it
+LGB_MISSING = -1
+# the same where LightGBM leaves the field's bin 0 out of its histograms (its most frequent
+# bin, offset 1): its forward scan counts the rows left of a threshold as the rest of the
+# node's, not as the sum of the bins below it (the rounding of the estimates differs)
+LGB_MISSING_BIN0 = -3
+# k >= 0: LightGBM's for a field without any (its missing_type None): the reverse scan
+# alone, and a missing value reads as 0.0, whose value bin is k: it goes where k goes
 
 
 @njit(cache=True, nogil=True)
@@ -179,14 +195,45 @@ def rows_of_values(hf, nv, cf):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def counted_threshold(h, cf, CL, n_values, n_rows, min_count, with_missing):
+def rest_of_rows(Hm, cf, rule):
+    """-1, or under ``LGB_MISSING_BIN0`` the rows LightGBM's forward scan takes from the
+    node's to count those left of a threshold: the missing bin's (``counted_threshold``)."""
+    return row_estimate(Hm, cf) if rule == LGB_MISSING_BIN0 else -1.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def counted_threshold(h, cf, CL, n_values, n_rows, min_count, with_missing, lightgbm, n_rest):
     """A numeric scan's count after the bin of hessian ``h`` (``CL``: the rows counted below
     it so far): (the new ``CL``, whether the threshold may send the missing values right,
-    whether left), LightGBM's forward and reverse counts (``_scan_numeric_bounded``)."""
+    whether left), LightGBM's forward and reverse counts (``_scan_numeric_bounded``); the
+    forward count is the rest of the rows but the values above and ``n_rest`` where that
+    is >= 0 (``rest_of_rows``). Under XGBoost's missing rule (not ``lightgbm``), a node
+    without missing values takes either count: it does not know LightGBM's scans."""
     CL += row_estimate(h, cf)
-    left_ok = not too_few_rows(n_rows - (n_values - CL), n_rows, min_count)
-    right_ok = not too_few_rows(CL, n_rows, min_count) or (left_ok and not with_missing)
+    rest = n_rows - (n_values - CL)
+    left_ok = not too_few_rows(rest, n_rows, min_count)
+    forward_left = CL if n_rest < 0.0 else rest - n_rest
+    right_ok = not too_few_rows(forward_left, n_rows, min_count) or (
+        left_ok and not with_missing and not lightgbm)
     return CL, right_ok, left_ok
+
+
+@njit(cache=True, nogil=True, inline="always")
+def missing_left_wins(best1, best, rule):
+    """Whether a scan's best threshold with the missing values left (gain ``best1``) is
+    taken over its best with them right (``best``): under XGBoost's rule if it beats it
+    (its backward scan comes second), under LightGBM's unless beaten (its reverse first)."""
+    if rule == XGB_MISSING:
+        return _beats(best1, best)
+    return best1 > -np.inf and not _beats(best, best1)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def missing_left(code, rule):
+    """The default direction of a threshold ``code`` taken from the scan that sends the
+    missing values left: left, but for a field without any under LightGBM's rule, where
+    they read as 0.0 (value bin ``rule``): left if that bin is."""
+    return rule < 0 or rule <= code
 
 
 def child_bounds(GL, HL, G, H, lam, alpha, mcw, lo, hi, mono):
@@ -235,18 +282,21 @@ def _ties_or_beats(g, best):
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0.0,
-                        min_count=0.0):
+                        min_count=0.0, rule=XGB_MISSING):
     """``_scan_numeric`` in one pass and no buffer, for a field of few bins (one-hot, counts,
     most sparse fields): the same sums, gains and order of comparison, so the same answer.
     ``min_count`` > 0: LightGBM's ``min_data_in_leaf`` over the node's ``n_rows``, counted
-    as in ``_scan_numeric_bounded``."""
+    as in ``_scan_numeric_bounded``. ``rule``: the field's missing rule."""
     hf = hist[off:off + nv + 1]  # read from 0: no wraparound check per bin (see cannot_split)
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)
-    with_missing = Hm > 0.0
+    lightgbm = rule != XGB_MISSING
+    with_missing = Hm > 0.0 or lightgbm  # (scan the thresholds that send them left)
+    forward = rule < 0  # (LightGBM's scans a field without missing values in reverse only)
     counted = min_count > 0.0
     n_values = rows_of_values(hf, nv, cf) if counted else 0.0
+    n_rest = rest_of_rows(Hm, cf, rule) if counted else 0.0
     CL = 0.0
     right_ok = True
     left_ok = True
@@ -266,8 +316,9 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
         g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
         if counted:
             CL, right_ok, left_ok = counted_threshold(hf[b, 1], cf, CL, n_values, n_rows,
-                                                      min_count, with_missing)
-        if not right_ok:
+                                                      min_count, with_missing, lightgbm,
+                                                      n_rest)
+        if not right_ok or not forward:
             g0 = -np.inf
         if _beats(g0, best):
             best = g0
@@ -283,14 +334,14 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
                 best1_bin = b
                 best1_GL = GL + Gm
                 best1_HL = HL + Hm
-    if _beats(best1, best):
-        return best1, best1_bin, True, best1_GL, best1_HL
+    if missing_left_wins(best1, best, rule):
+        return best1, best1_bin, missing_left(best1_bin, rule), best1_GL, best1_HL
     return best, best_bin, False, best_GL, best_HL
 
 
 @njit(cache=True, nogil=True)
 def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0.0,
-                  min_count=0.0):
+                  min_count=0.0, rule=XGB_MISSING):
     """Best threshold of a numeric field: prefix sums, then every bin's gain (missing right,
     and missing left where the node has missing values), then the best in XGBoost's order:
     missing right by ascending bin, then missing left by descending bin, a later candidate
@@ -298,10 +349,11 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0
     thresholds send its missing values left at the highest of them, as XGBoost's backward
     scan does (hardwood took the lowest: rows in the gap went the other way, 1.1 apart in
     prediction). ``min_count`` > 0 (LightGBM's ``min_data_in_leaf``): the one-pass scan,
-    which counts the rows."""
+    which counts the rows. ``rule``: the field's missing rule (``XGB_MISSING``: as above;
+    LightGBM's: missing left first, at every node, ``missing_left_wins``)."""
     if nv <= SHORT_FIELD_BINS or min_count > 0.0:
         return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf, n_rows,
-                                   min_count)
+                                   min_count, rule)
     hf = hist[off:off + nv + 1]
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
@@ -319,16 +371,17 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0
     g0 = buf[2]
     g1 = buf[3]
     _gains(GLs, HLs, 0.0, 0.0, G, H, lam, alpha, min_h, parent, g0)
-    with_missing = Hm > 0.0
+    with_missing = Hm > 0.0 or rule != XGB_MISSING
     if with_missing:
         _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, g1)
     best = -np.inf
     best_bin = -1
-    best_dl = False
-    for b in range(nv):
-        if _beats(g0[b], best):
-            best = g0[b]
-            best_bin = b
+    dl = False
+    if rule < 0:  # (LightGBM's scans a field without missing values in reverse only)
+        for b in range(nv):
+            if _beats(g0[b], best):
+                best = g0[b]
+                best_bin = b
     if with_missing:
         best1 = -np.inf
         best1_bin = -1
@@ -336,20 +389,19 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0
             if _ties_or_beats(g1[b], best1):
                 best1 = max(g1[b], best1)
                 best1_bin = b
-        if _beats(best1, best):
+        if missing_left_wins(best1, best, rule):
             best = best1
             best_bin = best1_bin
-            best_dl = True
+            dl = missing_left(best_bin, rule)
+            return best, best_bin, dl, GLs[best_bin] + Gm, HLs[best_bin] + Hm
     if best_bin < 0:
-        return best, best_bin, best_dl, 0.0, 0.0
-    if best_dl:
-        return best, best_bin, best_dl, GLs[best_bin] + Gm, HLs[best_bin] + Hm
-    return best, best_bin, best_dl, GLs[best_bin], HLs[best_bin]
+        return best, best_bin, dl, 0.0, 0.0
+    return best, best_bin, dl, GLs[best_bin], HLs[best_bin]
 
 
 @njit(cache=True, nogil=True)
 def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, lgb, cf=0.0,
-                          n_rows=0.0, min_count=0.0):
+                          n_rows=0.0, min_count=0.0, rule=XGB_MISSING):
     """``_scan_numeric_short`` under monotone constraints (``_bounded_split_gain``), for a field
     of any number of bins ``hf`` (its histogram from 0): the same candidates in the same
     order, so the same ties, and one more: code -1 with the missing values left (nothing
@@ -363,13 +415,18 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
     the node has no missing values a threshold passes if either count does, as LightGBM's
     two scans of a field with missing values elsewhere find it (the counts differ by the
     rounding). A field without any missing values LightGBM scans in reverse only: with
-    unequal hessians hardwood can take a threshold there that LightGBM refuses."""
+    unequal hessians hardwood can take a threshold there that LightGBM refuses, unless the
+    field's missing ``rule`` is LightGBM's, which scans as it does (no code -1 then: its
+    partition is LightGBM's forward scan's last threshold)."""
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)
-    with_missing = Hm > 0.0
+    lightgbm = rule != XGB_MISSING
+    with_missing = Hm > 0.0 or lightgbm
+    forward = rule < 0
     counted = min_count > 0.0
     n_values = rows_of_values(hf, nv, cf) if counted else 0.0
+    n_rest = rest_of_rows(Hm, cf, rule) if counted else 0.0
     CL = 0.0
     right_ok = True
     left_ok = True
@@ -383,7 +440,7 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
     best1_bin = -1
     best1_GL = 0.0
     best1_HL = 0.0
-    if with_missing:
+    if Hm > 0.0 and not lightgbm:
         # the missing values alone left, every value right (bin -1: XGBoost's threshold below
         # the field's least value): the same rows as every value left and the missing right,
         # but under a constraint the order of the two weights decides, so both are candidates
@@ -400,8 +457,9 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
         g0 = _bounded_split_gain(GL, HL, G, H, lam, alpha, min_h, parent, lo, hi, mono, lgb)
         if counted:
             CL, right_ok, left_ok = counted_threshold(hf[b, 1], cf, CL, n_values, n_rows,
-                                                      min_count, with_missing)
-        if not right_ok:
+                                                      min_count, with_missing, lightgbm,
+                                                      n_rest)
+        if not right_ok or not forward:
             g0 = -np.inf
         if _beats(g0, best):
             best = g0
@@ -418,8 +476,8 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
                 best1_bin = b
                 best1_GL = GL + Gm
                 best1_HL = HL + Hm
-    if _beats(best1, best):
-        return best1, best1_bin, True, best1_GL, best1_HL
+    if missing_left_wins(best1, best, rule):
+        return best1, best1_bin, missing_left(best1_bin, rule), best1_GL, best1_HL
     return best, best_bin, False, best_GL, best_HL
 
 
@@ -558,8 +616,8 @@ PARALLEL_SPLIT_BINS = 2048  # bins to scan; a parallel launch costs about 1-2 us
 
 @njit(cache=True, nogil=True)
 def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-              lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code, f_dl,
-              f_GL, f_HL):
+              lam, alpha, mcw, max_onehot, max_thr, counts, min_count, rules, f_gain, f_code,
+              f_dl, f_GL, f_HL):
     s = t // d
     j = t % d
     if not feat_mask[s, j]:
@@ -576,7 +634,8 @@ def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bin
                                                    min_count)
     else:
         gain, code, dl, GL, HL = _scan_numeric(pool[slots[s]], offsets[j], n_value_bins[j], G, H,
-                                               lam, alpha, mcw, parent, cf, n_rows, min_count)
+                                               lam, alpha, mcw, parent, cf, n_rows, min_count,
+                                               rules[j])
     f_gain[s, j] = gain
     f_code[s, j] = code
     f_dl[s, j] = dl
@@ -586,20 +645,21 @@ def _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bin
 
 @njit(cache=True, nogil=True)
 def scan_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
-               is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code,
-               f_dl, f_GL, f_HL):
+               is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count, rules, f_gain,
+               f_code, f_dl, f_GL, f_HL):
     """Tasks ``t0 .. t1 - 1``, task t being node ``t // d``'s field ``t % d``; node ``s`` has
-    ``counts[s]`` rows, read where ``min_count`` (LightGBM's ``min_data_in_leaf``) > 0."""
+    ``counts[s]`` rows, read where ``min_count`` (LightGBM's ``min_data_in_leaf``) > 0;
+    field ``j`` the missing rule ``rules[j]`` (``XGB_MISSING``, ...)."""
     for t in range(t0, t1):
         _scan_one(t, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                  lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code, f_dl,
-                  f_GL, f_HL)
+                  lam, alpha, mcw, max_onehot, max_thr, counts, min_count, rules, f_gain, f_code,
+                  f_dl, f_GL, f_HL)
 
 
 @njit(cache=True, nogil=True)
 def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
                        n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
-                       min_count, f_gain, f_code, f_dl, f_GL, f_HL):
+                       min_count, rules, f_gain, f_code, f_dl, f_GL, f_HL):
     """``scan_range`` where no field is categorical: the same answers, without compiling the
     categorical scan (``is_cat``, ``max_onehot`` and ``max_thr`` are not read). Node by
     node: its histogram, sums and score are read once for its run of fields (per field,
@@ -624,9 +684,11 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
                 continue  # its gain stays -inf, the scan's answer
             if nv <= SHORT_FIELD_BINS or min_count > 0.0:
                 gain, code, dl, GL, HL = _scan_numeric_short(hf, 0, nv, G, H, lam, alpha, mcw,
-                                                             parent, cf, n_rows, min_count)
+                                                             parent, cf, n_rows, min_count,
+                                                             rules[j])
             else:
-                gain, code, dl, GL, HL = _scan_numeric(hf, 0, nv, G, H, lam, alpha, mcw, parent)
+                gain, code, dl, GL, HL = _scan_numeric(hf, 0, nv, G, H, lam, alpha, mcw, parent,
+                                                       0.0, 0.0, 0.0, rules[j])
             f_gain[s, j] = gain
             f_code[s, j] = code
             f_dl[s, j] = dl
@@ -638,7 +700,8 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 @njit(cache=True, nogil=True)
 def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
                        n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
-                       min_count, lower, upper, mono, lgb, f_gain, f_code, f_dl, f_GL, f_HL):
+                       min_count, rules, lower, upper, mono, lgb, f_gain, f_code, f_dl, f_GL,
+                       f_HL):
     """``scan_range`` under monotone constraints: node ``s`` has bounds ``lower[s]``,
     ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1). ``lgb``:
     LightGBM's basic method, whose parent term is the unheld score and whose children's
@@ -667,7 +730,7 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
             hf = hist[offsets[j]:offsets[j] + nv + 1]
             gain, code, dl, GL, HL = _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent,
                                                            lo, hi, mono[j], lgb, cf, n_rows,
-                                                           min_count)
+                                                           min_count, rules[j])
         f_gain[s, j] = gain
         f_code[s, j] = code
         f_dl[s, j] = dl
@@ -677,13 +740,13 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 
 @njit(parallel=True, cache=True, nogil=True)
 def _scan_parallel(d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                   lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code, f_dl,
-                   f_GL, f_HL):
+                   lam, alpha, mcw, max_onehot, max_thr, counts, min_count, rules, f_gain,
+                   f_code, f_dl, f_GL, f_HL):
     for t in prange(slots.shape[0] * d):
         tt = np.int64(t)
         scan_range(tt, tt + 1, d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
-                   is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain,
-                   f_code, f_dl, f_GL, f_HL)
+                   is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count, rules,
+                   f_gain, f_code, f_dl, f_GL, f_HL)
 
 
 @njit(cache=True, nogil=True)
@@ -712,15 +775,17 @@ def best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL):
 @njit(cache=True, nogil=True)
 def find_best_splits_pooled(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
                             is_cat, lam, alpha, mcw, max_onehot, max_thr):
-    """``find_best_splits_counted`` without a least row count."""
+    """``find_best_splits_counted`` without a least row count, under XGBoost's missing rule."""
     return find_best_splits_counted(pool, slots, node_G, node_H, feat_mask, offsets,
                                     n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr,
-                                    np.zeros(slots.shape[0]), 0.0)
+                                    np.zeros(slots.shape[0]), 0.0,
+                                    np.full(offsets.shape[0], XGB_MISSING, dtype=np.int64))
 
 
 @njit(cache=True, nogil=True)
 def find_best_splits_counted(pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins,
-                             is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count):
+                             is_cat, lam, alpha, mcw, max_onehot, max_thr, counts, min_count,
+                             rules):
     """Best split of every node, node ``s`` having histogram ``pool[slots[s]]`` and
     feature mask ``feat_mask[s]``: arrays (gain, feature, code, default_left, GL, HL), and
     each node's best gain per field ((n_nodes, d), -inf where none or not scanned).
@@ -728,6 +793,7 @@ def find_best_splits_counted(pool, slots, node_G, node_H, feat_mask, offsets, n_
     ``code`` is the split bin for numeric fields (bins <= code go left) and the encoded left
     set of ``_scan_categorical`` for categorical ones. ``gain`` is -inf where no split is valid.
     ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, node ``s`` having ``counts[s]`` rows.
+    ``rules``: each field's missing rule (``XGB_MISSING``, ...).
     Called from inside the fused grower; the learner calls ``find_best_splits``.
     """
     n_nodes = slots.shape[0]
@@ -740,18 +806,19 @@ def find_best_splits_counted(pool, slots, node_G, node_H, feat_mask, offsets, n_
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:  # a launch costs more than the scan
         scan_range(np.int64(0), n_nodes * d, d, pool, slots, node_G, node_H, feat_mask, offsets,
                    n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
-                   min_count, f_gain, f_code, f_dl, f_GL, f_HL)
+                   min_count, rules, f_gain, f_code, f_dl, f_GL, f_HL)
     else:
         _scan_parallel(d, pool, slots, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
-                       lam, alpha, mcw, max_onehot, max_thr, counts, min_count, f_gain, f_code,
-                       f_dl, f_GL, f_HL)
+                       lam, alpha, mcw, max_onehot, max_thr, counts, min_count, rules, f_gain,
+                       f_code, f_dl, f_GL, f_HL)
     gain, feature, code, dl, GL, HL = best_of_fields(f_gain, f_code, f_dl, f_GL, f_HL)
     return gain, feature, code, dl, GL, HL, f_gain
 
 
 def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is_cat,
                      lam, alpha, mcw, max_onehot, max_thr, slots=None, parallel=False,
-                     monotone=None, field_gains=False, counts=None, min_count=0):
+                     monotone=None, field_gains=False, counts=None, min_count=0,
+                     missing_rules=None):
     """``find_best_splits_pooled`` from the host, node ``s`` having histogram ``hists[s]``
     ((n_nodes, total_bins, 2)), or ``hists[slots[s]]`` where ``slots`` is given; the scans
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
@@ -760,8 +827,9 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     ``monotone``: (lower, upper, mono, lgb) under monotone constraints: the nodes' bounds on
     their weights, the fields' constraints and whether LightGBM's rule
     (``scan_bounded_range``). ``counts``, ``min_count``: the nodes' rows and LightGBM's
-    ``min_data_in_leaf`` (0: none). ``field_gains``: return each node's best gain per field
-    too, as a seventh array ((n_nodes, d))."""
+    ``min_data_in_leaf`` (0: none). ``missing_rules``: each field's missing rule (None: all
+    ``XGB_MISSING``). ``field_gains``: return each node's best gain per field too, as a
+    seventh array ((n_nodes, d))."""
     slots = (np.arange(hists.shape[0]) if slots is None
              else np.ascontiguousarray(slots, dtype=np.int64))
     n_nodes, d = slots.shape[0], offsets.shape[0]
@@ -772,16 +840,18 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     f_HL = np.zeros((n_nodes, d))
     counts = (np.zeros(n_nodes) if counts is None
               else np.ascontiguousarray(counts, dtype=np.float64))
+    rules = (np.full(d, XGB_MISSING, dtype=np.int64) if missing_rules is None
+             else np.ascontiguousarray(missing_rules, dtype=np.int64))
     args = (d, hists, slots, np.asarray(node_G, dtype=np.float64),
             np.asarray(node_H, dtype=np.float64), feat_mask, offsets, n_value_bins, is_cat,
             float(lam), float(alpha), float(mcw), int(max_onehot), int(max_thr), counts,
-            float(min_count), f_gain, f_code, f_dl, f_GL, f_HL)
+            float(min_count), rules, f_gain, f_code, f_dl, f_GL, f_HL)
     scan = scan_range if is_cat.any() else scan_numeric_range
     if monotone is not None:
         lower, upper, mono, lgb = monotone
-        args = args[:16] + (np.asarray(lower, dtype=np.float64),
+        args = args[:17] + (np.asarray(lower, dtype=np.float64),
                             np.asarray(upper, dtype=np.float64),
-                            np.asarray(mono, dtype=np.int64), bool(lgb)) + args[16:]
+                            np.asarray(mono, dtype=np.int64), bool(lgb)) + args[17:]
         scan = scan_bounded_range
         parallel = False
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:

@@ -196,6 +196,8 @@ class Booster:
                             lightgbm_constraints=self._lightgbm_constraints)
             self.grower = Grower(self.backend, self.pages, train_set.bin_mapper, gp,
                                  self.profile, None)
+            if gp.missing_rule == "lightgbm":
+                self.grower.use_lightgbm_missing(n)
             self.pred = np.empty((K, n))
             self.pred[:] = base[:, None]
             self.g = np.empty((K, n), dtype=np.float32)
@@ -367,6 +369,7 @@ class Booster:
             pages = RowPages(be, rows.size)
         grower = Grower(be, pages, self.train_set.bin_mapper, self.grower.p, self.profile,
                         self.grower.rng)
+        grower.missing_rules = self.grower.missing_rules  # (the training rows', not the sample's)
         grower.trees_left = self.grower.trees_left
         self.grower.trees_left = max(0, self.grower.trees_left - K)
         self.profile.add("other", t0)

@@ -18,7 +18,7 @@ from ..backends.jit_cache import CompileClock
 from ..predict._cache import read_state, write_state
 from ..model.tree import BinnedTree, Tree, bitset_from_mask
 from .learner import NodeKeys, TreeLearner
-from ..backends.split import leaf_weight
+from ..backends.split import LGB_MISSING, LGB_MISSING_BIN0, XGB_MISSING, leaf_weight
 
 
 # Where the fused grower applies (one in-core page, a backend that offers it), FUSED says
@@ -119,6 +119,9 @@ class GrowParams:
     # LightGBM's least rows of a child, counted from the hessians as LightGBM counts them
     # (backends/split._scan_numeric_short); 0: none
     min_data_in_leaf: int = 0
+    # where a split sends the missing values (backends/split.XGB_MISSING, LGB_MISSING):
+    # "xgboost", or "lightgbm" (train.params: brought by num_leaves; Grower.missing_rules)
+    missing_rule: str = "xgboost"
 
 
 @dataclass
@@ -174,11 +177,47 @@ class Grower:
             for k, group in enumerate(params.interaction_constraints):
                 sets[k, group] = True
             self.interactions = sets
+        # each field's missing rule (split.XGB_MISSING, ...): LightGBM's are set by
+        # ``use_lightgbm_missing``, from the training rows
+        self.missing_rules = np.full(self.d, XGB_MISSING, dtype=np.int64)
         self._cycles = np.zeros(3, dtype=np.int64)
         self.learner = TreeLearner(pages, self)
         self.trees_left = 0  # trees this training still plans to grow (0: not known)
         self._fused = None  # FUSED="auto": whether the fused grower is taken (None: not asked)
         self._learner_mean = 0.0  # seconds per tree of the learner, here
+
+    def use_lightgbm_missing(self, n_rows):
+        """LightGBM's missing rules (``missing_rule="lightgbm"``), from every row's bins
+        (one histogram of unit weights over ``n_rows``, the pages' rows): a numeric field
+        with missing values scans as LightGBM's does (``split.LGB_MISSING``); one without
+        any (its missing_type None) reads a missing value as 0.0, so its rule is the value
+        bin of 0.0. Categorical fields keep theirs.
+
+        Where LightGBM's most frequent bin of a field with missing values is its bin 0
+        (``LGB_MISSING_BIN0``), its histograms leave that bin out, and its forward scan
+        counts rows otherwise. That bin is the one of 0.0 unless another holds 70% of the
+        rows (its ``kSparseThreshold``); the most frequent otherwise."""
+        own = getattr(self.pages, "bin_counts", None)  # (Dask: on the workers)
+        if own is not None:
+            counts = own()
+        else:
+            ones = np.ones(n_rows, dtype=np.float32)
+            self.pages.start(np.arange(n_rows, dtype=np.int32))
+            counts = np.asarray(self.pages.histograms([0], ones, ones),
+                                dtype=np.float64).reshape(-1, 2)[:, 1]
+        zero_bins = self.bm.transform(np.zeros((1, self.d)))[0][0]
+        for j in range(self.d):
+            if self.is_cat[j]:
+                continue
+            nv = int(self.n_value_bins[j])
+            cnt = counts[self.offsets[j]:self.offsets[j] + nv + 1]
+            if cnt[nv] < 0.5:
+                self.missing_rules[j] = int(zero_bins[j])
+                continue
+            most = int(np.argmax(cnt))
+            if most != zero_bins[j] and cnt[most] < 0.7 * max(n_rows, 1):
+                most = int(zero_bins[j])
+            self.missing_rules[j] = LGB_MISSING_BIN0 if most == 0 else LGB_MISSING
 
     def release(self):
         """Drop the pages, the backend and the learner (which refers back to this grower):
@@ -293,7 +332,8 @@ class Grower:
         return self._fused
 
     def _layout(self):
-        return self.offsets, self.n_value_bins, self.is_cat, self.max_field_bins
+        return (self.offsets, self.n_value_bins, self.is_cat, self.max_field_bins,
+                self.missing_rules)
 
     def _grow_fast_unbounded(self, rows, g, h, tree_mask, keys, root=None):
         """Lossguide with no leaf bound on the fused grower: grow with room for ``L`` leaves;

@@ -216,7 +216,8 @@ class TreeLearner:
                                         p.lightgbm_constraints),
                                     field_gains=drop,
                                     counts=None if counts is None else counts[pos],
-                                    min_count=p.min_data_in_leaf)
+                                    min_count=p.min_data_in_leaf,
+                                    missing_rules=gw.missing_rules)
             for out, x in zip(res, part):
                 out[pos] = x
             if drop:  # LightGBM's rule: numeric fields of no gain above gamma are dropped

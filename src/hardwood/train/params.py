@@ -44,6 +44,11 @@ DEFAULTS = {
     "drop_unsplittable": None,
     # LightGBM's least rows of a child (its estimate from the hessians); 0: none
     "min_data_in_leaf": 0,
+    # where splits send the missing values: "xgboost" (where the gain is larger; right at a
+    # node without any) or "lightgbm" (its reverse scan first: left at a node without any;
+    # a field without any in training reads them as 0). None: "lightgbm" where LightGBM's
+    # num_leaves is given (backends/split.XGB_MISSING, LGB_MISSING)
+    "missing_rule": None,
     "base_score": None,  # estimated from the labels
     "random_state": 0,
     "n_jobs": None,  # all cores
@@ -66,10 +71,10 @@ DEFAULTS = {
                     # {"dir": folder, "page_bytes": n}: the bins written to pages on disk
 }
 
-# LightGBM's defaults that are not XGBoost's, taken where num_leaves brings LightGBM's growth.
-# Not yet its min_data_in_leaf=20: where hessians differ, LightGBM counts a field without
-# missing values one way only, which hardwood cannot tell apart (backends/split.py)
-LIGHTGBM_DEFAULTS = {"learning_rate": 0.1, "reg_lambda": 0.0, "min_child_weight": 1e-3}
+# LightGBM's defaults that are not XGBoost's, taken where num_leaves brings LightGBM's growth
+# (and its missing rule, "missing_rule", whose scans count min_data_in_leaf as LightGBM's)
+LIGHTGBM_DEFAULTS = {"learning_rate": 0.1, "reg_lambda": 0.0, "min_child_weight": 1e-3,
+                     "min_data_in_leaf": 20}
 
 ALIASES = {
     "eta": "learning_rate", "shrinkage_rate": "learning_rate",
@@ -107,6 +112,7 @@ ALIASES = {
 TREE_METHODS = ("auto", "hist", "approx", "exact")
 
 
+MISSING_RULES = ("xgboost", "lightgbm")
 MONOTONE_METHODS = ("monotone_constraints_method", "monotone_constraining_method", "mc_method")
 
 
@@ -516,6 +522,11 @@ def _resolve(params):
     _num(p, "min_data_in_leaf", 0, integer=True)
     if p["drop_unsplittable"] is None:
         p["drop_unsplittable"] = "num_leaves" in params
+    if p["missing_rule"] is None:
+        p["missing_rule"] = "lightgbm" if "num_leaves" in params else "xgboost"
+    if p["missing_rule"] not in MISSING_RULES:
+        raise ValueError(f"missing_rule must be one of {MISSING_RULES}, got "
+                         f"{p['missing_rule']!r}")
     if not isinstance(p["drop_unsplittable"], bool):
         raise TypeError(f"parameter 'drop_unsplittable' must be True or False, got "
                         f"{p['drop_unsplittable']!r}")

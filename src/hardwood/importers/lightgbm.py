@@ -270,6 +270,10 @@ def _import(text, where):
         cat_split_features += p["cat_features"]
         parsed.append(p)
     where.at = "pandas_categorical"
+    if pandas_cat == []:
+        # a frame without 'category' columns (integer columns named in categorical_feature,
+        # LightGBM's common case): the features' codes are the integers themselves
+        pandas_cat = None
     if pandas_cat is not None and (
             len(pandas_cat) != int(is_cat.sum())
             # (a category column's codes stay below its count of categories: a feature coded

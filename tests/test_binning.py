@@ -58,14 +58,17 @@ def test_dtype_uint8_and_uint16():
     bm, X = _fit(X, max_bin=1024)
     assert bm.n_bins.max() > 256 and bm.dtype == np.uint16
     assert _check_contract(bm, X).dtype == np.uint16
-    # one bin per category: a field with more than 255 categories needs uint16 at max_bin=256
+    # one bin per category (the default, as XGBoost's): a field with more than 255
+    # categories needs uint16 at max_bin=256
     Xc = np.column_stack([rng.normal(size=1000), np.arange(1000) % 300])
-    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1], group_categories=False)
-    assert ds.bins_row.dtype == np.uint16 and ds.bin_mapper.n_bins[1] == 301
-    np.testing.assert_array_equal(ds.bins_row[:, 1], np.arange(1000) % 300)
-    np.testing.assert_array_equal(ds.bins_row.T, ds.bins_col)
-    # grouped (the default): the 254 most frequent categories and one shared bin stay uint8
-    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1])
+    for ds in (Dataset(Xc, rng.normal(size=1000), categorical_features=[1]),
+               Dataset(Xc, rng.normal(size=1000), categorical_features=[1],
+                       group_categories=False)):
+        assert ds.bins_row.dtype == np.uint16 and ds.bin_mapper.n_bins[1] == 301
+        np.testing.assert_array_equal(ds.bins_row[:, 1], np.arange(1000) % 300)
+        np.testing.assert_array_equal(ds.bins_row.T, ds.bins_col)
+    # grouped (an opt-in): the 254 most frequent categories and one shared bin stay uint8
+    ds = Dataset(Xc, rng.normal(size=1000), categorical_features=[1], group_categories=True)
     assert ds.bins_row.dtype == np.uint8 and ds.bin_mapper.n_bins[1] == 256
     np.testing.assert_array_equal(ds.bins_row.T, ds.bins_col)
 
@@ -79,7 +82,7 @@ def test_rare_categories_share_one_bin():
     codes = rng.permutation(K)[rng.choice(K, size=5000, p=p / p.sum())].astype(np.float64)
     X = np.column_stack([codes, rng.normal(size=5000)])
     X[::50, 0] = np.nan
-    ds = Dataset(X, categorical_features=[0], max_bin=16)
+    ds = Dataset(X, categorical_features=[0], max_bin=16, group_categories=True)
     bm = ds.bin_mapper
     assert bm.n_value_bins[0] == 15 and bm.missing_bin[0] == 15
     seen = X[:, 0][~np.isnan(X[:, 0])].astype(np.int64)
@@ -108,7 +111,7 @@ def test_grouped_categories_reproduce_training_predictions():
     X = np.column_stack([codes.astype(np.float64), rng.normal(size=n)])
     X[::37, 0] = np.nan
     y = effect[codes] + 0.5 * X[:, 1] + rng.normal(scale=0.1, size=n)
-    ds = Dataset(X, y, categorical_features=[0])
+    ds = Dataset(X, y, categorical_features=[0], group_categories=True)
     assert ds.bins_row.dtype == np.uint8
     m = hardwood.train({"objective": "reg:squarederror", "max_depth": 4, "eval_metric": "rmse",
                         "max_cat_to_onehot": 1}, ds, num_boost_round=8, valid_sets=[ds],

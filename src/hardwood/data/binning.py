@@ -10,11 +10,11 @@ Layout of one field's bins:
   values it separates (``cut_indices``: a value heavier than a bin's share gets a bin of its
   own, and the other values share the other bins).
 * categorical field with ``K`` categories (codes ``0..K-1``): bin ``c`` is category ``c``,
-  bin ``K`` is missing (NaN, or a code outside ``0..K-1``). A field with more categories than
-  ``max_bin - 1`` (when ``group_categories``, the default) keeps its ``max_bin - 2`` most
-  frequent categories (in the binning sample) as bins ``0..max_bin - 3``, in order of frequency,
-  and puts all the others in one shared bin ``max_bin - 2``, as LightGBM does; bin
-  ``max_bin - 1`` is missing. ``category_bins(j)`` maps codes to bins, so a split over bins
+  bin ``K`` is missing (NaN, or a code outside ``0..K-1``), whatever ``max_bin`` (XGBoost's
+  rule: it bins numeric features). With ``group_categories`` (an opt-in), a field with more
+  categories than ``max_bin - 1`` keeps its ``max_bin - 2`` most frequent categories (in the
+  binning sample) as bins ``0..max_bin - 3``, in order of frequency, and puts all the others
+  in one shared bin ``max_bin - 2``; bin ``max_bin - 1`` is missing. ``category_bins(j)`` maps codes to bins, so a split over bins
   becomes a set of categories.
 
 All fields of a node share one histogram (group by field): field ``j`` owns the slots
@@ -289,7 +289,7 @@ class BinMapper:
     """Learns per-field bins from (a sample of) the training matrix and applies them."""
 
     def __init__(self, max_bin: int = 256, sample_rows: int = SAMPLE_ROWS, random_state: int = 0,
-                 group_categories: bool = True):
+                 group_categories: bool = False):
         if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
                 or not 2 <= max_bin <= 65536):
             raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")

@@ -98,10 +98,11 @@ class Dataset:
         Query groups for ranking objectives: the sizes of consecutive queries (``group``),
         or one query id per row (``qid``; each query's rows contiguous).
     group_categories : bool
-        A categorical field with more categories than ``max_bin - 1`` keeps its
+        False (default): one bin per category, whatever their number and ``max_bin``, as
+        XGBoost's categorical features (bins become uint16 past 255 categories). True: a
+        categorical field with more categories than ``max_bin - 1`` keeps its
         ``max_bin - 2`` most frequent categories as bins and shares one bin among the others
-        (LightGBM's way; bins stay uint8 at the default ``max_bin``). False: one bin per
-        category, whatever their number (bins become uint16 past 255).
+        (bins stay uint8 at the default ``max_bin``; the others cannot be told apart).
     drop_unused_categories : bool
         True (default): a category of a frame's dtype that no row holds is dropped, so that
         predicting treats it as unseen (missing), as for integer codes. False keeps the
@@ -192,7 +193,7 @@ class Dataset:
 
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
-                 group_categories=True, group=None, qid=None, sparse="auto",
+                 group_categories=False, group=None, qid=None, sparse="auto",
                  drop_unused_categories=True, feature_info=None, *, label=None):
         if label is not None:
             if y is not None:

@@ -193,7 +193,8 @@ class Booster:
             else:
                 self.pages = RowPages(self.backend, n, pages)
             gp = GrowParams(**{k: p[k] for k in GrowParams.__dataclass_fields__ if k in p},
-                            lightgbm_constraints=self._lightgbm_constraints)
+                            lightgbm_constraints=self._lightgbm_constraints,
+                            lightgbm_cover=self._lightgbm_constraints)
             self.grower = Grower(self.backend, self.pages, train_set.bin_mapper, gp,
                                  self.profile, None)
             if gp.missing_rule == "lightgbm":

@@ -119,6 +119,9 @@ class GrowParams:
     # LightGBM's least rows of a child, counted from the hessians as LightGBM counts them
     # (backends/split._scan_numeric_short); 0: none
     min_data_in_leaf: int = 0
+    # each node's cover, which TreeSHAP weighs its paths by: its rows, as LightGBM's
+    # (under its names: num_leaves or its objective names), or its hessian sum, as XGBoost's
+    lightgbm_cover: bool = False
     # where a split sends the missing values (backends/split.XGB_MISSING, LGB_MISSING):
     # "xgboost", or "lightgbm" (train.params: brought by num_leaves; Grower.missing_rules)
     missing_rule: str = "xgboost"
@@ -421,7 +424,8 @@ class Grower:
         tree = Tree.from_arrays(
             feature=feature, threshold=threshold, left=left, right=right,
             default_left=default_left, is_categorical=is_cat, cat_offset=cat_offset,
-            value=value, gain=gain, cover=H, count=end - begin,
+            value=value, gain=gain, cover=(end - begin).astype(np.float64)
+            if p.lightgbm_cover else H, count=end - begin,
             cat_bitsets=np.concatenate(words) if words else np.zeros(0, dtype=np.uint32))
         binned = BinnedTree(
             feature=feature.astype(np.int64), table_offset=table_offset,

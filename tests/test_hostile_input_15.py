@@ -110,3 +110,34 @@ def test_shap_values_under_lightgbms_names_are_lightgbms(params):
                                rtol=0, atol=1e-6)  # (float32 gradients)
     np.testing.assert_allclose(ours.predict(X, output="contrib"),
                                theirs.predict(X, pred_contrib=True), rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("objective", ["multiclass", "binary"])
+def test_trees_that_cannot_split_add_nothing_under_lightgbms_growth(objective):
+    """LightGBM adds nothing for a tree that cannot split (a constant tree of 0); hardwood added
+    its one leaf's Newton step, XGBoost's way: once a class stopped splitting, 0.077 off
+    LightGBM's multi-class probabilities. Under XGBoost's names the step stays."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.integers(0, 8, size=(n, 6)).astype(float)
+    f = X[:, 0] * 0.7 - X[:, 1] * 0.4 + (X[:, 2] > 3) * 2 + X[:, 3] * X[:, 4] * 0.05
+    y = f + rng.normal(0, 1.0, n)
+    if objective == "binary":  # one strong split, then noise
+        X = rng.integers(0, 4, size=(n, 3)).astype(float)
+        y = ((X[:, 0] >= 2) ^ (rng.random(n) < 0.2)).astype(float)
+        p = {"objective": "binary", "num_leaves": 4, "min_gain_to_split": 30.0}
+    else:
+        y = np.digitize(y, np.quantile(y, [0.33, 0.66])).astype(float)
+        p = {"objective": "multiclass", "num_class": 3, "num_leaves": 15,
+             "min_gain_to_split": 3.0}
+    p["min_data_in_leaf"] = 0
+    ours = hw.train(p, hw.Dataset(X, y), 30)
+    theirs = lgb.train(dict(p, verbose=-1, min_data_in_bin=1, num_threads=1),
+                       lgb.Dataset(X, y), 30)
+    one = [t for t in ours.trees if t.n_leaves == 1]
+    assert one and all(t.value[0] == 0.0 for t in one)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6)
+    xgb_named = hw.train({"objective": "binary:logistic", "max_depth": 1, "gamma": 1e9},
+                         hw.Dataset(X, (y > 0).astype(float)), 2)
+    assert all(t.n_leaves == 1 and t.value[0] != 0.0 for t in xgb_named.trees)

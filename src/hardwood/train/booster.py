@@ -313,7 +313,15 @@ class Booster:
                     leaves = _GlobalLeaves(leaves, sample)
                 t0 = time.perf_counter()
                 leaf_ids = np.flatnonzero(binned.feature < 0)
-                if obj.refit_leaves:  # (w None: unweighted, no sampling weights)
+                constant = p["drop_unsplittable"] and leaf_ids.size == 1
+                if constant:
+                    # LightGBM's growth adds nothing for a tree that cannot split (its
+                    # constant tree of 0; the first round's holds the base score, here
+                    # apart): hardwood added its one leaf's step, 0.077 off LightGBM's
+                    # multi-class probabilities once a class stopped splitting
+                    tree.value[:] = 0.0
+                    binned.value[:] = 0.0
+                elif obj.refit_leaves:  # (w None: unweighted, no sampling weights)
                     _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
                                   None if w is self.w and not obj.weighs(ts.weight) else w,
                                   p["learning_rate"])

@@ -39,8 +39,9 @@ DEFAULTS = {
     # string "[[0,1],[2,3]]"); resolved by resolve_interactions
     "interaction_constraints": None,
     # LightGBM's growth: a field without a split above gamma in a node is not scanned
-    # in its subtree (LightGBM's is_splittable), and splits need a gain above 0 (XGBoost's:
-    # 1e-6). None: on where LightGBM's num_leaves is given (train/grower.GrowParams)
+    # in its subtree (LightGBM's is_splittable), splits need a gain above 0 (XGBoost's:
+    # 1e-6), and a tree that cannot split adds nothing (train/booster.Booster.update). None:
+    # on where LightGBM's num_leaves is given (train/grower.GrowParams)
     "drop_unsplittable": None,
     # LightGBM's least rows of a child (its estimate from the hessians); 0: none
     "min_data_in_leaf": 0,

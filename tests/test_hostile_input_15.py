@@ -141,3 +141,25 @@ def test_trees_that_cannot_split_add_nothing_under_lightgbms_growth(objective):
     xgb_named = hw.train({"objective": "binary:logistic", "max_depth": 1, "gamma": 1e9},
                          hw.Dataset(X, (y > 0).astype(float)), 2)
     assert all(t.n_leaves == 1 and t.value[0] != 0.0 for t in xgb_named.trees)
+
+
+def test_feature_fraction_draws_from_the_features_lightgbm_keeps():
+    """LightGBM drops constant (and pre-filtered) features before its column sampling;
+    hardwood's ``feature_fraction`` drew from every column: with 4 useful and 6 constant
+    columns at 0.2, 45% of its trees were one leaf (LightGBM's: none). XGBoost's
+    ``colsample_bytree`` still draws from all, as XGBoost."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = np.zeros((n, 10))
+    X[:, :4] = rng.integers(0, 8, size=(n, 4))
+    X[:, 4:] = 3.0
+    y = X[:, 0] - X[:, 1] + 0.5 * X[:, 2] * X[:, 3] + rng.normal(0, 1, n)
+    ds = hw.Dataset(X, y)
+    lgb_named = hw.train({"objective": "regression", "num_leaves": 15,
+                          "feature_fraction": 0.2}, ds, 40)
+    assert all(t.n_leaves > 1 for t in lgb_named.trees)
+    bynode = hw.train({"objective": "regression", "num_leaves": 15,
+                       "feature_fraction_bynode": 0.2}, ds, 20)
+    assert np.mean([t.n_leaves for t in bynode.trees]) == 15
+    xgb_named = hw.train({"max_depth": 3, "colsample_bytree": 0.2}, ds, 40)
+    assert any(t.n_leaves == 1 for t in xgb_named.trees)

@@ -183,6 +183,7 @@ class Grower:
         # each field's missing rule (split.XGB_MISSING, ...): LightGBM's are set by
         # ``use_lightgbm_missing``, from the training rows
         self.missing_rules = np.full(self.d, XGB_MISSING, dtype=np.int64)
+        self._bin_counts = None  # (bin_counts)
         self._cycles = np.zeros(3, dtype=np.int64)
         self.learner = TreeLearner(pages, self)
         self.trees_left = 0  # trees this training still plans to grow (0: not known)
@@ -200,14 +201,7 @@ class Grower:
         (``LGB_MISSING_BIN0``), its histograms leave that bin out, and its forward scan
         counts rows otherwise. That bin is the one of 0.0 unless another holds 70% of the
         rows (its ``kSparseThreshold``); the most frequent otherwise."""
-        own = getattr(self.pages, "bin_counts", None)  # (Dask: on the workers)
-        if own is not None:
-            counts = own()
-        else:
-            ones = np.ones(n_rows, dtype=np.float32)
-            self.pages.start(np.arange(n_rows, dtype=np.int32))
-            counts = np.asarray(self.pages.histograms([0], ones, ones),
-                                dtype=np.float64).reshape(-1, 2)[:, 1]
+        counts = self.bin_counts(n_rows)
         zero_bins = self.bm.transform(np.zeros((1, self.d)))[0][0]
         for j in range(self.d):
             if self.is_cat[j]:
@@ -221,6 +215,41 @@ class Grower:
             if most != zero_bins[j] and cnt[most] < 0.7 * max(n_rows, 1):
                 most = int(zero_bins[j])
             self.missing_rules[j] = LGB_MISSING_BIN0 if most == 0 else LGB_MISSING
+
+    def bin_counts(self, n_rows):
+        """The rows of each bin over every row (float64, total bins): one histogram of unit
+        weights over the pages' ``n_rows`` rows (Dask: ``DaskPages.bin_counts``, on the
+        workers), made once."""
+        if self._bin_counts is None:
+            own = getattr(self.pages, "bin_counts", None)
+            if own is not None:
+                self._bin_counts = own()
+            else:
+                ones = np.ones(n_rows, dtype=np.float32)
+                self.pages.start(np.arange(n_rows, dtype=np.int32))
+                self._bin_counts = np.asarray(self.pages.histograms([0], ones, ones),
+                                              dtype=np.float64).reshape(-1, 2)[:, 1]
+        return self._bin_counts
+
+    def lightgbm_features(self, n_rows, min_data_in_leaf):
+        """The fields LightGBM keeps (bool, d), its column sampling's pool: not trivial (at
+        least two bins hold rows, the missing bin counted) and, with ``min_data_in_leaf``,
+        not pre-filtered (its ``feature_pre_filter``: some threshold leaves that many rows
+        on both sides; a categorical field of more than one category always passes)."""
+        counts = self.bin_counts(n_rows)
+        keep = np.zeros(self.d, dtype=bool)
+        for j in range(self.d):
+            nv = int(self.n_value_bins[j])
+            cnt = counts[self.offsets[j]:self.offsets[j] + nv + 1]
+            if np.count_nonzero(cnt > 0.5) < 2:
+                continue
+            if self.is_cat[j] and np.count_nonzero(cnt > 0.5) > 2:
+                keep[j] = True
+                continue
+            left = np.cumsum(cnt[:-1]) if not self.is_cat[j] else cnt[:-1]
+            keep[j] = bool(np.any((left >= min_data_in_leaf)
+                                  & (n_rows - left >= min_data_in_leaf)))
+        return keep
 
     def release(self):
         """Drop the pages, the backend and the learner (which refers back to this grower):

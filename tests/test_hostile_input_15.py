@@ -163,3 +163,50 @@ def test_feature_fraction_draws_from_the_features_lightgbm_keeps():
     assert np.mean([t.n_leaves for t in bynode.trees]) == 15
     xgb_named = hw.train({"max_depth": 3, "colsample_bytree": 0.2}, ds, 40)
     assert any(t.n_leaves == 1 for t in xgb_named.trees)
+
+
+def test_custom_metric_under_multi_softmax_gets_the_predicted_classes():
+    """XGBoost hands a ``custom_metric`` under ``multi:softmax`` the predicted classes (what its
+    model predicts); hardwood handed it the (n, K) probabilities, and an accuracy metric
+    written for XGBoost failed on the shapes."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.integers(0, 6, (2000, 3)).astype(float)
+    y = np.digitize(X[:, 0] + rng.normal(0, 1, 2000), [1.5, 3.5]).astype(float)
+
+    def accuracy(pred, d):
+        assert pred.shape == y.shape
+        return "acc", float(np.mean(pred == d.get_label()))
+
+    p = {"objective": "multi:softmax", "num_class": 3, "max_depth": 3, "base_score": 0.0}
+    theirs, ours = {}, {}
+    d = xgb.DMatrix(X, label=y)
+    xgb.train(p, d, 3, evals=[(d, "t")], evals_result=theirs, custom_metric=accuracy,
+              verbose_eval=False)
+    dh = hw.Dataset(X, y)
+    m = hw.train(p, dh, 3, evals=[(dh, "t")], evals_result=ours, custom_metric=accuracy)
+    np.testing.assert_allclose(ours["t"]["acc"], theirs["t"]["acc"], rtol=0, atol=1e-12)
+    assert ours["t"]["acc"][-1] == float(np.mean(m.predict(X) == y))
+
+
+def test_estimators_take_max_cat_threshold_and_name_lightgbms_categorical_parameters():
+    """The estimators had no ``max_cat_threshold`` (XGBRegressor has; ``hardwood.train``
+    too), and ``GBDTRegressor(max_cat_threshold=...)`` suggested ``max_cat_to_onehot``.
+    LightGBM's ``min_data_per_group`` was offered ``min_data_per_leaf``, another quantity."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(1)
+    n, K = 2000, 30
+    c = rng.integers(0, K, n)
+    X = pd.DataFrame({"c": pd.Categorical(c), "x": rng.normal(size=n)})
+    y = rng.normal(size=K)[c] + X["x"].to_numpy()
+    est = hw.GBDTRegressor(n_estimators=5, max_cat_threshold=2, max_cat_to_onehot=1).fit(X, y)
+    assert est.get_params()["max_cat_threshold"] == 2
+    ref = hw.train({"max_cat_threshold": 2, "max_cat_to_onehot": 1}, hw.Dataset(X, y), 5)
+    np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=0, atol=1e-12)
+    loose = hw.train({"max_cat_to_onehot": 1}, hw.Dataset(X, y), 5)
+    assert not np.allclose(loose.predict(X), ref.predict(X))
+    for name in ("min_data_per_group", "cat_smooth", "cat_l2"):
+        with pytest.raises(ValueError, match="categorical splits are XGBoost's"):
+            hw.train({name: 1}, hw.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match="RandomForest"):
+        hw.train({"num_parallel_tree": 3}, hw.Dataset(X, y), 1)

@@ -104,7 +104,7 @@ class _GBDTBase(BaseEstimator):
                  n_jobs=None, random_state=None, verbose=False, sampling_method="uniform",
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
                  scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
-                 min_child_samples=0):
+                 min_child_samples=0, max_cat_threshold=64):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -119,6 +119,7 @@ class _GBDTBase(BaseEstimator):
         self.colsample_bytree = colsample_bytree
         self.colsample_bynode = colsample_bynode
         self.max_cat_to_onehot = max_cat_to_onehot
+        self.max_cat_threshold = max_cat_threshold
         self.objective = objective
         self.eval_metric = eval_metric
         self.early_stopping_rounds = early_stopping_rounds
@@ -182,6 +183,7 @@ class _GBDTBase(BaseEstimator):
             "colsample_bytree": self.colsample_bytree,
             "colsample_bynode": self.colsample_bynode,
             "max_cat_to_onehot": self.max_cat_to_onehot,
+            "max_cat_threshold": self.max_cat_threshold,
             "random_state": self._seed(),
             "n_jobs": self.n_jobs,
             "verbose": self.verbose,
@@ -660,7 +662,7 @@ class GBDTRanker(_GBDTBase):
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
                  scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
                  lambdarank_truncation_level=30, lambdarank_norm=True, label_gain=None,
-                 sigmoid=1.0, min_child_samples=0):
+                 sigmoid=1.0, min_child_samples=0, max_cat_threshold=64):
         # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
@@ -675,7 +677,8 @@ class GBDTRanker(_GBDTBase):
             top_rate=top_rate, other_rate=other_rate, device=device,
             importance_type=importance_type, scale_pos_weight=scale_pos_weight,
             monotone_constraints=monotone_constraints,
-            interaction_constraints=interaction_constraints, min_child_samples=min_child_samples)
+            interaction_constraints=interaction_constraints, min_child_samples=min_child_samples,
+            max_cat_threshold=max_cat_threshold)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.label_gain = label_gain

@@ -413,6 +413,10 @@ class Booster:
                          for m in self.metric_names}
             if self.custom_metrics:  # (custom_metric / feval: train/custom_metric.py)
                 user = pred[:, 0] if pred.ndim == 2 and pred.shape[1] == 1 else pred
+                if self.model_objective == "multi:softmax":
+                    # XGBoost's multi:softmax gives its metrics the predicted classes, as its
+                    # predict does (the probabilities broke a metric written for it)
+                    user = np.argmax(pred, axis=1).astype(np.float64)
                 out[name].update(self.custom_metrics.scores(user, v, name, out[name]))
         self.profile.add("other", t0)
         return out

@@ -286,6 +286,22 @@ FOREIGN_HINTS = {
     "max_delta_step": "hardwood has no cap on a leaf's step (XGBoost's max_delta_step)",
     "pos_bagging_fraction": "hardwood has no per-class bagging (LightGBM's "
                             "pos_bagging_fraction)",
+    # LightGBM's categorical method, which hardwood does not have (its categorical splits
+    # are XGBoost's; difflib offered min_data_per_leaf for min_data_per_group)
+    "cat_smooth": "hardwood's categorical splits are XGBoost's (max_cat_to_onehot, "
+                  "max_cat_threshold); it does not have LightGBM's cat_smooth",
+    "cat_l2": "hardwood's categorical splits are XGBoost's (max_cat_to_onehot, "
+              "max_cat_threshold); it does not have LightGBM's cat_l2",
+    "min_data_per_group": "hardwood's categorical splits are XGBoost's (max_cat_to_onehot, "
+                          "max_cat_threshold); it does not have LightGBM's min_data_per_group",
+    "path_smooth": "hardwood has no path smoothing (LightGBM's path_smooth)",
+    "extra_trees": "hardwood's boosted trees take the best threshold (LightGBM's extra_trees "
+                   "draws one at random); hardwood.RandomForestRegressor/Classifier grow "
+                   "forests",
+    "linear_tree": "hardwood's leaves are constants (LightGBM's linear_tree is not "
+                   "implemented)",
+    "num_parallel_tree": "hardwood grows one tree per output a round; for random forests use "
+                         "hardwood.RandomForestRegressor / RandomForestClassifier",
 }
 
 

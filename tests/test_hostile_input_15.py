@@ -210,3 +210,21 @@ def test_estimators_take_max_cat_threshold_and_name_lightgbms_categorical_parame
             hw.train({name: 1}, hw.Dataset(X, y), 1)
     with pytest.raises(ValueError, match="RandomForest"):
         hw.train({"num_parallel_tree": 3}, hw.Dataset(X, y), 1)
+
+
+def test_training_weights_below_float32s_range_are_refused():
+    """Weights below float32's least normal number (the gradients' type) passed the
+    non-negative check and trained a constant model without a word (1e-40: zero in float32)."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = X[:, 0] + rng.normal(size=500)
+    with pytest.raises(ValueError, match="below float32's smallest normal number"):
+        hw.train({}, hw.Dataset(X, y, weight=np.full(500, 1e-40)), 2)
+    w = np.full(500, 1e-40)
+    w[::2] = 0.0
+    with pytest.raises(ValueError, match="the first 1e-40 at row 1"):
+        hw.train({}, hw.Dataset(X, y, weight=w), 2)
+    with pytest.warns(UserWarning, match="scale them up"):  # small, normal: the warning
+        hw.train({}, hw.Dataset(X, y, weight=np.full(500, 1e-30)), 2)
+    valid = hw.Dataset(X, y, weight=np.full(500, 1e-40))  # (metrics: float64, taken)
+    hw.train({}, hw.Dataset(X, y), 2, valid_sets=[valid])

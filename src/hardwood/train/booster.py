@@ -742,6 +742,7 @@ def _non_finite_message(it, k, y, p, w=None):
 
 
 _FLOAT32_MAX = float(np.finfo(np.float32).max)
+_FLOAT32_TINY = float(np.finfo(np.float32).tiny)
 
 
 def _check_lambdarank_params(p, task):
@@ -774,6 +775,17 @@ def _check_weight_range(w, what):
                          f"gradients are computed in: {int(big.sum())} of them, the first "
                          f"{float(w[i]):g} at row {i}; scale the weights down (only their "
                          "ratios matter, with reg_lambda and min_child_weight scaled alike)")
+    tiny = (w > 0) & (w < _FLOAT32_TINY) if what == "train_set" else None
+    if tiny is not None and tiny.any():
+        # (below float32's least normal number the gradients lose their digits, and below
+        # 1.4e-45 become 0: a constant model without a word)
+        i = int(np.flatnonzero(tiny)[0])
+        raise ValueError(f"{what}'s weights are below float32's smallest normal number "
+                         f"(about 1.2e-38), which the gradients are computed in: "
+                         f"{int(tiny.sum())} of them, the first {float(w[i]):g} at row {i}; "
+                         "scale the weights up (only their ratios matter, with reg_lambda and "
+                         "min_child_weight scaled alike), or give 0 to rows meant to count "
+                         "for nothing")
 
 
 def _refit_leaves(obj, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):

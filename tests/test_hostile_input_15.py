@@ -226,5 +226,6 @@ def test_training_weights_below_float32s_range_are_refused():
         hw.train({}, hw.Dataset(X, y, weight=w), 2)
     with pytest.warns(UserWarning, match="scale them up"):  # small, normal: the warning
         hw.train({}, hw.Dataset(X, y, weight=np.full(500, 1e-30)), 2)
-    valid = hw.Dataset(X, y, weight=np.full(500, 1e-40))  # (metrics: float64, taken)
-    hw.train({}, hw.Dataset(X, y), 2, valid_sets=[valid])
+    train = hw.Dataset(X, y)
+    valid = hw.Dataset(X, y, weight=np.full(500, 1e-40), reference=train)  # (float64 metrics)
+    hw.train({}, train, 2, valid_sets=[valid])

@@ -229,3 +229,24 @@ def test_training_weights_below_float32s_range_are_refused():
     train = hw.Dataset(X, y)
     valid = hw.Dataset(X, y, weight=np.full(500, 1e-40), reference=train)  # (float64 metrics)
     hw.train({}, train, 2, valid_sets=[valid])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_multiclass_base_scores_are_xgboosts(weighted):
+    """XGBoost (>= 3.1) starts multi:softprob from the centred logs of the classes' shares;
+    hardwood started from 0: 0.066 off XGBClassifier's probabilities after 5 rounds, on
+    otherwise identical trees."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    n = 3000
+    X = rng.integers(0, 10, size=(n, 5)).astype(float)
+    z = X[:, 0] - 0.6 * X[:, 1] + rng.normal(0, 2, n)
+    y = np.digitize(z, np.quantile(z, [0.15, 0.5, 0.8])).astype(float)
+    w = rng.uniform(0.5, 2, n) if weighted else None
+    theirs = xgb.XGBClassifier(n_estimators=5, max_depth=3).fit(X, y, sample_weight=w)
+    ours = hw.GBDTClassifier(n_estimators=5, max_depth=3).fit(X, y, sample_weight=w)
+    np.testing.assert_allclose(ours.predict_proba(X), theirs.predict_proba(X), rtol=0,
+                               atol=1e-6)
+    share = np.bincount(y.astype(int), weights=w, minlength=4)
+    logs = np.log(share / share.sum())
+    np.testing.assert_allclose(ours.model_.base_score, logs - logs.mean(), rtol=0, atol=1e-5)

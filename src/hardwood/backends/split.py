@@ -41,6 +41,12 @@ LGB_MISSING = -1
 # bin, offset 1): its forward scan counts the rows left of a threshold as the rest of the
 # node's, not as the sum of the bins below it (the rounding of the estimates differs)
 LGB_MISSING_BIN0 = -3
+# each of the two where the field's values are all above 0: LightGBM's bin 0 is then its
+# empty bin of 0.0, and its reverse scan's last threshold (that bin, the missing values
+# left) sends them alone left, with every value <= 1e-35 (``ZERO_EDGE``) at prediction
+LGB_MISSING_ZERO = -4
+LGB_MISSING_BIN0_ZERO = -5
+ZERO_EDGE = 1e-35  # LightGBM's kZeroThreshold, the upper edge of its bin of 0.0
 # k >= 0: LightGBM's for a field without any (its missing_type None): the reverse scan
 # alone, and a missing value reads as 0.0, whose value bin is k: it goes where k goes
 
@@ -198,7 +204,15 @@ def rows_of_values(hf, nv, cf):
 def rest_of_rows(Hm, cf, rule):
     """-1, or under ``LGB_MISSING_BIN0`` the rows LightGBM's forward scan takes from the
     node's to count those left of a threshold: the missing bin's (``counted_threshold``)."""
-    return row_estimate(Hm, cf) if rule == LGB_MISSING_BIN0 else -1.0
+    return (row_estimate(Hm, cf) if rule == LGB_MISSING_BIN0 or rule == LGB_MISSING_BIN0_ZERO
+            else -1.0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def missing_alone_left(rule):
+    """Whether a scan tries the missing values alone left (code -1, threshold ``ZERO_EDGE``),
+    LightGBM's reverse scan's last threshold where its bin 0 is an empty bin of 0.0."""
+    return rule == LGB_MISSING_ZERO or rule == LGB_MISSING_BIN0_ZERO
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -310,6 +324,14 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
     best1_bin = -1
     best1_GL = 0.0
     best1_HL = 0.0
+    if missing_alone_left(rule):
+        g1 = _split_gain(Gm, Hm, G, H, lam, alpha, min_h, parent)
+        if counted and too_few_rows(n_rows - n_values, n_rows, min_count):
+            g1 = -np.inf
+        if _ties_or_beats(g1, best1):
+            best1 = g1
+            best1_GL = Gm
+            best1_HL = Hm
     for b in range(nv):
         GL += hf[b, 0]
         HL += hf[b, 1]
@@ -351,7 +373,7 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0
     prediction). ``min_count`` > 0 (LightGBM's ``min_data_in_leaf``): the one-pass scan,
     which counts the rows. ``rule``: the field's missing rule (``XGB_MISSING``: as above;
     LightGBM's: missing left first, at every node, ``missing_left_wins``)."""
-    if nv <= SHORT_FIELD_BINS or min_count > 0.0:
+    if nv <= SHORT_FIELD_BINS or min_count > 0.0 or missing_alone_left(rule):
         return _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf, n_rows,
                                    min_count, rule)
     hf = hist[off:off + nv + 1]
@@ -440,7 +462,7 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
     best1_bin = -1
     best1_GL = 0.0
     best1_HL = 0.0
-    if Hm > 0.0 and not lightgbm:
+    if Hm > 0.0 and (not lightgbm or missing_alone_left(rule)):
         # the missing values alone left, every value right (bin -1: XGBoost's threshold below
         # the field's least value): the same rows as every value left and the missing right,
         # but under a constraint the order of the two weights decides, so both are candidates

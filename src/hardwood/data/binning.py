@@ -336,7 +336,10 @@ class BinMapper:
         for j, e in zip(numeric, _edges_of_fields(Xs, numeric, max_value_bins, ws)):
             n_value[j] = e.size
             edges[j] = e
-        return self._set_bins(edges, n_value, cat_maps, is_categorical)
+        self._set_bins(edges, n_value, cat_maps, is_categorical)
+        self.lowest, self.below_zero, self.above_zero, self.has_zero = _values_near_zero(
+            Xs, numeric, d)
+        return self
 
     def fit_sketches(self, sketches):
         """Learn the bins of numeric fields from one ``data.sketch.QuantileSketch`` each
@@ -344,11 +347,16 @@ class BinMapper:
         over each sketch's values, weighted by the rank mass they stand for."""
         d = len(sketches)
         edges, n_value = [], np.empty(d, dtype=np.int32)
+        values = []
         for j, sk in enumerate(sketches):
             v, m = sk.weighted_values()
             edges.append(_numeric_edges(v, self.max_bin - 1, m))
             n_value[j] = edges[-1].size
-        return self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+            values.append(v)
+        self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+        for j, v in enumerate(values):
+            self._note_zero(j, v)
+        return self
 
     def fit_edges(self, edges, plain_search_edges=0):
         """Numeric fields only, with the given upper edges (one float64 array per field,
@@ -368,6 +376,13 @@ class BinMapper:
 
     def _set_bins(self, edges, n_value, cat_maps, is_categorical, plain_search_edges=0):
         d = len(edges)
+        # each numeric field's least value, greatest value < 0, least value > 0 in the
+        # binning sample (NaN: unknown, or none) and whether 0.0 is one of its values: where
+        # LightGBM's bin of 0.0 lies (train/grower.use_lightgbm_missing)
+        self.lowest = np.full(d, np.nan)
+        self.below_zero = np.full(d, np.nan)
+        self.above_zero = np.full(d, np.nan)
+        self.has_zero = np.zeros(d, dtype=bool)
         self.is_categorical = np.asarray(is_categorical, dtype=bool)
         self.n_value_bins = n_value
         self.missing_bin = n_value.copy()  # missing bin follows the value bins
@@ -382,6 +397,16 @@ class BinMapper:
         self._cells = _cell_tables(edges, is_categorical, plain_search_edges)
         self.cat_map_flat, self.cat_offsets = _flatten(cat_maps)
         return self
+
+    def _note_zero(self, j, v):
+        """Record field ``j``'s values around 0.0 from its (non-missing) values ``v``."""
+        if v.size:
+            self.lowest[j] = float(v.min())
+        if (v < 0).any():
+            self.below_zero[j] = float(v[v < 0].max())
+        if (v > 0).any():
+            self.above_zero[j] = float(v[v > 0].min())
+        self.has_zero[j] = bool((v == 0).any())
 
     def category_bins(self, field: int) -> np.ndarray:
         """The bin of each category code ``0..K-1`` of a categorical field."""
@@ -447,6 +472,26 @@ def bin_value(x, edges, lo, n_edges):
         base += half * (edges[lo + base + half - 1] < x)
         n -= half
     return base + (edges[lo + base] < x)
+
+
+def _values_near_zero(Xs, fields, d):
+    """(the least value, the greatest value < 0, the least value > 0, whether 0.0 is a
+    value) of each of the ``fields`` of ``Xs`` (NaN or False for the others, and where a
+    field has none)."""
+    lowest, below, above = np.full(d, np.nan), np.full(d, np.nan), np.full(d, np.nan)
+    zero = np.zeros(d, dtype=bool)
+    for j in fields:
+        v = np.asarray(Xs[:, j], dtype=np.float64)
+        v = v[~np.isnan(v)]
+        if v.size:
+            lowest[j] = float(v.min())
+        neg, pos = v[v < 0], v[v > 0]
+        if neg.size:
+            below[j] = float(neg.max())
+        if pos.size:
+            above[j] = float(pos.min())
+        zero[j] = bool((v == 0).any())
+    return lowest, below, above, zero
 
 
 def _flatten(maps):

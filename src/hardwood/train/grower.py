@@ -18,7 +18,8 @@ from ..backends.jit_cache import CompileClock
 from ..predict._cache import read_state, write_state
 from ..model.tree import BinnedTree, Tree, bitset_from_mask
 from .learner import NodeKeys, TreeLearner
-from ..backends.split import LGB_MISSING, LGB_MISSING_BIN0, XGB_MISSING, leaf_weight
+from ..backends.split import (LGB_MISSING, LGB_MISSING_BIN0, LGB_MISSING_BIN0_ZERO,
+                              LGB_MISSING_ZERO, XGB_MISSING, ZERO_EDGE, leaf_weight)
 
 
 # Where the fused grower applies (one in-core page, a backend that offers it), FUSED says
@@ -184,6 +185,9 @@ class Grower:
         # ``use_lightgbm_missing``, from the training rows
         self.missing_rules = np.full(self.d, XGB_MISSING, dtype=np.int64)
         self._bin_counts = None  # (bin_counts)
+        # per field, the codes whose threshold is LightGBM's -1e-35, +1e-35, or either by the
+        # scan that took it (use_lightgbm_missing; -1: none)
+        self.zero_edges = np.full((self.d, 3), -1, dtype=np.int64)
         self._cycles = np.zeros(3, dtype=np.int64)
         self.learner = TreeLearner(pages, self)
         self.trees_left = 0  # trees this training still plans to grow (0: not known)
@@ -195,26 +199,76 @@ class Grower:
         (one histogram of unit weights over ``n_rows``, the pages' rows): a numeric field
         with missing values scans as LightGBM's does (``split.LGB_MISSING``); one without
         any (its missing_type None) reads a missing value as 0.0, so its rule is the value
-        bin of 0.0. Categorical fields keep theirs.
+        bin LightGBM's bin of 0.0 falls in: the bin of the field's greatest value <= 0 (an
+        empty bin of 0.0 between negative and positive values goes with the negative ones at
+        the threshold between them, LightGBM's reverse scan taking the higher of the tied
+        thresholds), bin 0 where the field has none. Categorical fields keep theirs.
 
         Where LightGBM's most frequent bin of a field with missing values is its bin 0
         (``LGB_MISSING_BIN0``), its histograms leave that bin out, and its forward scan
-        counts rows otherwise. That bin is the one of 0.0 unless another holds 70% of the
-        rows (its ``kSparseThreshold``); the most frequent otherwise."""
+        counts rows otherwise. Its most frequent bin is its bin of 0.0 unless another holds
+        70% of the rows (its ``kSparseThreshold``). LightGBM gives 0.0 a bin of its own: its
+        bin 0 where the field has no negative value, an empty one where it has no 0 either
+        (so then its bin 0 is the most frequent unless some bin holds 70% of the rows); a
+        field with negative values has its bin 0 the most frequent only if that bin holds
+        70%. (hardwood's bins are LightGBM's where each value has one; ``BinMapper.lowest``
+        tells which case a field is, unknown for sparse matrices: then hardwood's bin of
+        0.0 stands for LightGBM's.)
+
+        LightGBM's edges next to 0.0 are -1e-35 and +1e-35, where hardwood's are midpoints:
+        ``zero_edges`` says which thresholds ``finish_arrays`` moves there."""
         counts = self.bin_counts(n_rows)
-        zero_bins = self.bm.transform(np.zeros((1, self.d)))[0][0]
+        bm = self.bm
+        zero_bins = bm.transform(np.zeros((1, self.d)))[0][0].astype(np.int64)
+        lowest = getattr(bm, "lowest", None)
+        known = lowest is not None and hasattr(bm, "below_zero")
+        if known:
+            def bins_of(v):  # (-1 where v is NaN: no such value)
+                b = bm.transform(np.nan_to_num(v)[None, :])[0][0].astype(np.int64)
+                return np.where(np.isnan(v), -1, b)
+            below, above = bins_of(bm.below_zero), bins_of(bm.above_zero)
+            zero = np.where(bm.has_zero, zero_bins, -1)
+            # NaN reads as 0.0: the bin of 0.0, else of the greatest value below it, else 0
+            as_zero = np.where(zero >= 0, zero, np.maximum(below, 0))
+            self.zero_edges = _zero_edges(below, zero, above, self.n_value_bins)
+        else:
+            as_zero = zero_bins
+        dense = 0.7 * max(n_rows, 1)
         for j in range(self.d):
             if self.is_cat[j]:
                 continue
             nv = int(self.n_value_bins[j])
             cnt = counts[self.offsets[j]:self.offsets[j] + nv + 1]
             if cnt[nv] < 0.5:
-                self.missing_rules[j] = int(zero_bins[j])
+                self.missing_rules[j] = int(as_zero[j])
                 continue
             most = int(np.argmax(cnt))
-            if most != zero_bins[j] and cnt[most] < 0.7 * max(n_rows, 1):
-                most = int(zero_bins[j])
-            self.missing_rules[j] = LGB_MISSING_BIN0 if most == 0 else LGB_MISSING
+            low = np.nan if lowest is None else lowest[j]
+            if low < 0:
+                bin0 = most == 0 and cnt[0] >= dense
+            elif low > 0:  # (LightGBM's bin 0: its empty bin of 0.0)
+                bin0 = cnt[most] < dense
+            else:
+                zero_bin = 0 if low == 0 else int(zero_bins[j])
+                bin0 = (most if most == zero_bin or cnt[most] >= dense else zero_bin) == 0
+            if low > 0:
+                self.missing_rules[j] = LGB_MISSING_BIN0_ZERO if bin0 else LGB_MISSING_ZERO
+            else:
+                self.missing_rules[j] = LGB_MISSING_BIN0 if bin0 else LGB_MISSING
+
+    def lightgbm_threshold(self, f, code, default_left, threshold):
+        """A numeric split's threshold as LightGBM places it next to 0.0 (``zero_edges``):
+        -1e-35 below its bin of 0.0, +1e-35 above; between a negative and a positive value
+        without 0.0 between them, +1e-35 where its reverse scan took it (the missing values
+        left, or a field without any), else -1e-35."""
+        lo, hi, straddle = self.zero_edges[f]
+        if code == lo:
+            return -ZERO_EDGE
+        if code == hi:
+            return ZERO_EDGE
+        if code == straddle:
+            return ZERO_EDGE if (default_left or self.missing_rules[f] >= 0) else -ZERO_EDGE
+        return threshold
 
     def bin_counts(self, n_rows):
         """The rows of each bin over every row (float64, total bins): one histogram of unit
@@ -443,10 +497,16 @@ class Grower:
                 words.append(bits)
                 n_words += bits.size
                 threshold[i] = np.nan
-            elif code[i] < 0:  # nothing but the missing values left (monotone constraints)
-                threshold[i] = -np.inf
+            elif code[i] < 0:  # nothing but the missing values left
+                # (XGBoost's under monotone constraints; LightGBM's where its bin 0 is an
+                # empty bin of 0.0: every value <= its edge goes with them)
+                threshold[i] = (ZERO_EDGE if self.missing_rules[f] in (
+                    LGB_MISSING_ZERO, LGB_MISSING_BIN0_ZERO) else -np.inf)
             else:
                 threshold[i] = self.bm.upper_edges[f][code[i]]
+                if p.missing_rule == "lightgbm":
+                    threshold[i] = self.lightgbm_threshold(f, code[i], default_left[i],
+                                                           threshold[i])
             table_offset[i] = pos
             pos += tbl.size
             flat_tables.append(tbl)
@@ -463,3 +523,24 @@ class Grower:
         leaves = np.flatnonzero(is_leaf)
         segments = (begin[leaves], end[leaves], leaves)
         return tree, binned, segments
+
+
+def _zero_edges(below, zero, above, n_value_bins):
+    """(d, 3) codes whose threshold LightGBM puts at -1e-35, +1e-35, or either (``below``,
+    ``zero``, ``above``: each field's bins of its greatest value < 0, of 0.0, of its least
+    value > 0, -1 where none): the code below a bin of 0.0 alone, that bin, and the code
+    between a negative and a positive value with no 0.0 between; with only negative
+    values, the last code (LightGBM's bin of 0.0 above them, its upper edge +inf)."""
+    out = np.full((below.size, 3), -1, dtype=np.int64)
+    for j in range(below.size):
+        b, z, a = int(below[j]), int(zero[j]), int(above[j])
+        if z >= 0:
+            if b >= 0 and b == z - 1:
+                out[j, 0] = b
+            if a >= 0 and a == z + 1:
+                out[j, 1] = z
+        elif b >= 0 and a >= 0 and a == b + 1:
+            out[j, 2] = b
+        elif b >= 0 and a < 0 and b == int(n_value_bins[j]) - 1:
+            out[j, 0] = b
+    return out

@@ -387,7 +387,8 @@ class Booster:
             pages = RowPages(be, rows.size)
         grower = Grower(be, pages, self.train_set.bin_mapper, self.grower.p, self.profile,
                         self.grower.rng)
-        grower.missing_rules = self.grower.missing_rules  # (the training rows', not the sample's)
+        # (the training rows' rules and LightGBM's edges next to 0.0, not the sample's)
+        grower.missing_rules, grower.zero_edges = self.grower.missing_rules, self.grower.zero_edges
         grower.trees_left = self.grower.trees_left
         self.grower.trees_left = max(0, self.grower.trees_left - K)
         self.profile.add("other", t0)

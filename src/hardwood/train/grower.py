@@ -226,7 +226,9 @@ class Grower:
             def bins_of(v):  # (-1 where v is NaN: no such value)
                 b = bm.transform(np.nan_to_num(v)[None, :])[0][0].astype(np.int64)
                 return np.where(np.isnan(v), -1, b)
-            below, above = bins_of(bm.below_zero), bins_of(bm.above_zero)
+            # (a value within 1e-35 of 0.0 is in LightGBM's bin of 0.0: no edge moves past it)
+            below = bins_of(np.where(bm.below_zero > -ZERO_EDGE, np.nan, bm.below_zero))
+            above = bins_of(np.where(bm.above_zero <= ZERO_EDGE, np.nan, bm.above_zero))
             zero = np.where(bm.has_zero, zero_bins, -1)
             # NaN reads as 0.0: the bin of 0.0, else of the greatest value below it, else 0
             as_zero = np.where(zero >= 0, zero, np.maximum(below, 0))

@@ -153,3 +153,28 @@ def test_a_positive_field_whose_least_value_holds_most_rows_scans_as_lightgbms()
     theirs = lgb.train(dict(p, verbose=-1, min_data_in_bin=1), lgb.Dataset(X, y), 30)
     ours = hw.train(p, hw.Dataset(X, y), 30)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6)
+
+
+def test_out_of_core_sampled_rounds_keep_lightgbms_edges(tmp_path):
+    """A round's sample compacted out of core grows on a grower of its own: it takes the
+    training rows' missing rules and LightGBM's edges next to 0.0, and its trees are the
+    in-memory training's."""
+    rng = np.random.default_rng(0)
+    n = 4000
+    X = rng.integers(-3, 4, size=(n, 3)).astype(float)
+    X[X == 0] = 1.0  # no 0.0: a threshold between -1 and 1 is LightGBM's +-1e-35
+    X[rng.random(n) < 0.1, 1] = np.nan
+    y = (X[:, 0] > 0) * 2.0 + np.nan_to_num(X[:, 1]) + rng.normal(0, .3, n)
+    p = {"objective": "regression", "num_leaves": 8, "sampling_method": "goss",
+         "top_rate": 0.3, "other_rate": 0.2, "learning_rate": 0.5}  # (GOSS from round 2)
+    mem = hw.train(p, hw.Dataset(X, y), 6)
+    disk = hw.Dataset.from_batches(lambda: iter([(X[:2000], y[:2000]), (X[2000:], y[2000:])]),
+                                   str(tmp_path), page_bytes=4000)
+    assert len(disk.pages_on_disk[0]) > 1
+    ooc = hw.train(p, disk, 6)
+    for a, b in zip(mem.trees, ooc.trees):
+        np.testing.assert_array_equal(a.threshold, b.threshold)
+        np.testing.assert_array_equal(a.default_left, b.default_left)
+    assert any(np.any(np.abs(t.threshold[t.feature == 0]) == 1e-35) for t in ooc.trees)
+    G = np.array([[0.0, np.nan, 0.0], [-0.5, 0.0, 0.5], [0.5, -0.5, 0.0]])
+    np.testing.assert_array_equal(mem.predict(G), ooc.predict(G))

@@ -332,23 +332,24 @@ def _scan_numeric_short(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_
             best1 = g1
             best1_GL = Gm
             best1_HL = Hm
+    # (no missing values here: both places of the missing bin have the same gains, once)
+    same = Gm == 0.0 and Hm == 0.0
     for b in range(nv):
         GL += hf[b, 0]
         HL += hf[b, 1]
-        g0 = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
+        g = _split_gain(GL + 0.0, HL + 0.0, G, H, lam, alpha, min_h, parent)
         if counted:
             CL, right_ok, left_ok = counted_threshold(hf[b, 1], cf, CL, n_values, n_rows,
                                                       min_count, with_missing, lightgbm,
                                                       n_rest)
-        if not right_ok or not forward:
-            g0 = -np.inf
+        g0 = g if right_ok and forward else -np.inf
         if _beats(g0, best):
             best = g0
             best_bin = b
             best_GL = GL
             best_HL = HL
         if with_missing:
-            g1 = _split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent)
+            g1 = g if same else _split_gain(GL + Gm, HL + Hm, G, H, lam, alpha, min_h, parent)
             if not left_ok:
                 g1 = -np.inf
             if _ties_or_beats(g1, best1):
@@ -394,7 +395,9 @@ def _scan_numeric(hist, off, nv, G, H, lam, alpha, mcw, parent, cf=0.0, n_rows=0
     g1 = buf[3]
     _gains(GLs, HLs, 0.0, 0.0, G, H, lam, alpha, min_h, parent, g0)
     with_missing = Hm > 0.0 or rule != XGB_MISSING
-    if with_missing:
+    if with_missing and Gm == 0.0 and Hm == 0.0:
+        g1 = g0  # (no missing values here: the same gains)
+    elif with_missing:
         _gains(GLs, HLs, Gm, Hm, G, H, lam, alpha, min_h, parent, g1)
     best = -np.inf
     best_bin = -1

@@ -131,7 +131,8 @@ def test_thresholds_next_to_zero_are_lightgbms(vals, with_nan):
     p = dict(objective="regression", num_leaves=4, learning_rate=0.3, min_data_in_leaf=20)
     theirs = lgb.train(dict(p, verbose=-1, min_data_in_bin=1), lgb.Dataset(X, y), 3)
     ours = hw.train(p, hw.Dataset(X, y), 3)
-    G = np.array([[1, v] for v in (-5.0, -1.0, -0.3, 0.0, 0.3, 0.5, 1.0, 3.0, 7.0, np.nan)])
+    G = np.array([[1, v] for v in (-5.0, -1.0, -0.3, -1e-35, 0.0, 1e-35, 1.1e-35, 0.3, 0.5,
+                                   1.0, 3.0, 7.0, np.nan)])  # (LightGBM's edges: float32)
     np.testing.assert_allclose(ours.predict(G), theirs.predict(G), rtol=0, atol=1e-6)
     np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6)
 
@@ -175,6 +176,7 @@ def test_out_of_core_sampled_rounds_keep_lightgbms_edges(tmp_path):
     for a, b in zip(mem.trees, ooc.trees):
         np.testing.assert_array_equal(a.threshold, b.threshold)
         np.testing.assert_array_equal(a.default_left, b.default_left)
-    assert any(np.any(np.abs(t.threshold[t.feature == 0]) == 1e-35) for t in ooc.trees)
+    edge = np.float32(1e-35)  # (LightGBM's float, widened)
+    assert any(np.any(np.abs(t.threshold[t.feature == 0]) == edge) for t in ooc.trees)
     G = np.array([[0.0, np.nan, 0.0], [-0.5, 0.0, 0.5], [0.5, -0.5, 0.0]])
     np.testing.assert_array_equal(mem.predict(G), ooc.predict(G))

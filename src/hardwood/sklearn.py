@@ -471,7 +471,9 @@ def _refuse_foreign_names(cls, kwargs):
     elif target in own:
         why = f"{k} is {target} here: {name}({target}=...)"
         if k == "num_leaves":
-            why += " with grow_policy='lossguide', LightGBM's leaf-wise growth"
+            why += (" with grow_policy='lossguide' (leaf-wise growth, under XGBoost's rules; "
+                    "for LightGBM's model, hardwood.train({'num_leaves': ...}) brings its "
+                    "rules and defaults)")
     elif k in FOREIGN_HINTS:
         why = FOREIGN_HINTS[k]
     else:

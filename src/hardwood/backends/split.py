@@ -46,7 +46,9 @@ LGB_MISSING_BIN0 = -3
 # left) sends them alone left, with every value <= 1e-35 (``ZERO_EDGE``) at prediction
 LGB_MISSING_ZERO = -4
 LGB_MISSING_BIN0_ZERO = -5
-ZERO_EDGE = 1e-35  # LightGBM's kZeroThreshold, the upper edge of its bin of 0.0
+# LightGBM's kZeroThreshold, the upper edge of its bin of 0.0: a float, widened to double in
+# its thresholds (1e-35 itself sent -1e-35 the other way)
+ZERO_EDGE = float(np.float32(1e-35))
 # k >= 0: LightGBM's for a field without any (its missing_type None): the reverse scan
 # alone, and a missing value reads as 0.0, whose value bin is k: it goes where k goes
 

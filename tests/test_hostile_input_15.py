@@ -210,6 +210,8 @@ def test_estimators_take_max_cat_threshold_and_name_lightgbms_categorical_parame
             hw.train({name: 1}, hw.Dataset(X, y), 1)
     with pytest.raises(ValueError, match="RandomForest"):
         hw.train({"num_parallel_tree": 3}, hw.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match="it is the Dataset's"):
+        hw.train({"group_categories": True}, hw.Dataset(X, y), 1)
 
 
 def test_training_weights_below_float32s_range_are_refused():

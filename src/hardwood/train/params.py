@@ -302,6 +302,7 @@ FOREIGN_HINTS = {
                    "implemented)",
     "num_parallel_tree": "hardwood grows one tree per output a round; for random forests use "
                          "hardwood.RandomForestRegressor / RandomForestClassifier",
+    "group_categories": "it is the Dataset's: hardwood.Dataset(X, y, group_categories=True)",
 }
 
 

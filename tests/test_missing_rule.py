@@ -180,3 +180,26 @@ def test_out_of_core_sampled_rounds_keep_lightgbms_edges(tmp_path):
     assert any(np.any(np.abs(t.threshold[t.feature == 0]) == edge) for t in ooc.trees)
     G = np.array([[0.0, np.nan, 0.0], [-0.5, 0.0, 0.5], [0.5, -0.5, 0.0]])
     np.testing.assert_array_equal(mem.predict(G), ooc.predict(G))
+
+
+def test_sparse_matrices_take_lightgbms_rule_and_edges():
+    """A matrix binned sparse (``sparse=True``) records its values around 0.0 too (its
+    absent entries are zeros): a missing value read as 0.0 on a field with negative values
+    went to hardwood's lowest bin, and thresholds next to 0.0 were midpoints."""
+    sp = pytest.importorskip("scipy.sparse")
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n = 3000
+    D = rng.integers(-4, 5, size=(n, 3)).astype(float)
+    D[rng.random(D.shape) < 0.5] = 0.0
+    y = (D[:, 0] > 0) * 2 + D[:, 1] * 0.5 + rng.normal(0, .2, n)
+    X = sp.csr_matrix(D)
+    p = {"objective": "regression", "num_leaves": 8}
+    theirs = lgb.train(dict(p, verbose=-1, min_data_in_bin=1), lgb.Dataset(X, y), 5)
+    ds = hw.Dataset(X, y, sparse=True)
+    assert ds.sparse_bins is not None
+    ours = hw.train(p, ds, 5)
+    np.testing.assert_allclose(ours.predict(X), theirs.predict(X), rtol=0, atol=1e-6)
+    G = np.array([[np.nan, 1, 1], [1, np.nan, 1], [-0.5, 0.5, np.nan], [0.3, -0.3, 0],
+                  [-1e-35, 1e-35, 0.0]])
+    np.testing.assert_allclose(ours.predict(G), theirs.predict(G), rtol=0, atol=1e-6)

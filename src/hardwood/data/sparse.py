@@ -145,7 +145,33 @@ def fit_sparse(bin_mapper, X, weight=None):
         run_ranges(_column_edges_range, d, colptr, vals, wts, weighted, float(sample.size),
                    wtotal, mvb, cap_off, out, n_out)
     edges = [out[cap_off[j]:cap_off[j] + n_out[j]].copy() for j in range(d)]
-    return bin_mapper.fit_edges(edges, plain_search_edges=SMALL_FIELD_EDGES)
+    bin_mapper.fit_edges(edges, plain_search_edges=SMALL_FIELD_EDGES)
+    _note_values_near_zero(bin_mapper, vals, np.diff(colptr), sample.size)
+    return bin_mapper
+
+
+def _note_values_near_zero(bin_mapper, vals, per_column, n_sampled):
+    """``BinMapper.lowest``, ``below_zero``, ``above_zero``, ``has_zero`` of the sampled
+    columns (``vals``: their stored values, column after column, ``per_column`` of each):
+    a column with fewer stored values than sampled rows holds zeros."""
+    d = per_column.size
+    col = np.repeat(np.arange(d), per_column)
+    ok = ~np.isnan(vals)
+    low = np.full(d, np.inf)
+    np.minimum.at(low, col[ok], vals[ok])
+    neg = ok & (vals < 0)
+    below = np.full(d, -np.inf)
+    np.maximum.at(below, col[neg], vals[neg])
+    pos = ok & (vals > 0)
+    above = np.full(d, np.inf)
+    np.minimum.at(above, col[pos], vals[pos])
+    zero = per_column < n_sampled
+    zero[col[ok & (vals == 0)]] = True
+    low = np.where(zero, np.minimum(low, 0.0), low)
+    bin_mapper.lowest = np.where(np.isfinite(low), low, np.nan)
+    bin_mapper.below_zero = np.where(np.isfinite(below), below, np.nan)
+    bin_mapper.above_zero = np.where(np.isfinite(above), above, np.nan)
+    bin_mapper.has_zero = zero
 
 
 def column_runs(indptr, indices, rows, d):

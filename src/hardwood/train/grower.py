@@ -230,8 +230,10 @@ class Grower:
             below = bins_of(np.where(bm.below_zero > -ZERO_EDGE, np.nan, bm.below_zero))
             above = bins_of(np.where(bm.above_zero <= ZERO_EDGE, np.nan, bm.above_zero))
             zero = np.where(bm.has_zero, zero_bins, -1)
-            # NaN reads as 0.0: the bin of 0.0, else of the greatest value below it, else 0
+            # NaN reads as 0.0: the bin of 0.0, else of the greatest value below it, else 0;
+            # hardwood's bin of 0.0 where the values are not known (sparse matrices)
             as_zero = np.where(zero >= 0, zero, np.maximum(below, 0))
+            as_zero = np.where(np.isnan(lowest), zero_bins, as_zero)
             self.zero_edges = _zero_edges(below, zero, above, self.n_value_bins)
         else:
             as_zero = zero_bins

@@ -252,3 +252,18 @@ def test_multiclass_base_scores_are_xgboosts(weighted):
     share = np.bincount(y.astype(int), weights=w, minlength=4)
     logs = np.log(share / share.sum())
     np.testing.assert_allclose(ours.model_.base_score, logs - logs.mean(), rtol=0, atol=1e-5)
+
+
+def test_huber_slope_with_another_objective_is_named():
+    """``huber_slope`` was taken and ignored by every objective but reg:pseudohubererror
+    (XGBoost warns); num_class, sigmoid and scale_pos_weight were already refused there."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + rng.normal(size=300)
+    ds = hw.Dataset(X, y)
+    for objective in ("reg:squarederror", "reg:absoluteerror"):
+        with pytest.raises(ValueError, match="huber_slope=2.0 is the delta"):
+            hw.train({"objective": objective, "huber_slope": 2.0}, ds, 1)
+    a = hw.train({"objective": "reg:pseudohubererror", "huber_slope": 2.0}, ds, 3)
+    b = hw.train({"objective": "reg:pseudohubererror"}, ds, 3)
+    assert not np.allclose(a.predict(X), b.predict(X))

@@ -81,6 +81,11 @@ class Booster:
                              f"pairwise logistic, not of {p['objective']!r}: hardwood has no "
                              "LightGBM binary sigmoid parameter (the logistic of "
                              "binary:logistic has slope 1)")
+        if (p["huber_slope"] != 1.0
+                and objective_class(p["objective"]).name != "reg:pseudohubererror"):
+            # (it was taken and ignored; XGBoost warns)
+            raise ValueError(f"huber_slope={p['huber_slope']} is the delta of "
+                             f"reg:pseudohubererror, not a parameter of {p['objective']!r}")
         _check_lambdarank_params(p, task)
         if task == "multiclass" and p["num_class"] is None:
             p["num_class"] = (init.n_outputs if init is not None

@@ -443,8 +443,9 @@ def _scan_numeric_bounded(hf, nv, G, H, lam, alpha, mcw, parent, lo, hi, mono, l
     two scans of a field with missing values elsewhere find it (the counts differ by the
     rounding). A field without any missing values LightGBM scans in reverse only: with
     unequal hessians hardwood can take a threshold there that LightGBM refuses, unless the
-    field's missing ``rule`` is LightGBM's, which scans as it does (no code -1 then: its
-    partition is LightGBM's forward scan's last threshold)."""
+    field's missing ``rule`` is LightGBM's, which scans as it does (code -1 then only where
+    LightGBM's bin 0 is an empty bin of 0.0, ``missing_alone_left``; elsewhere its partition
+    is LightGBM's forward scan's last threshold)."""
     Gm = hf[nv, 0]
     Hm = hf[nv, 1]
     min_h = max(mcw, MIN_HESS)

@@ -337,9 +337,10 @@ class BinMapper:
             n_value[j] = e.size
             edges[j] = e
         self._set_bins(edges, n_value, cat_maps, is_categorical)
-        self.lowest, self.below_zero, self.above_zero, self.has_zero = _values_near_zero(
-            Xs, numeric, d)
-        return self
+        stats, zero = near_zero_stats(d)
+        if numeric:
+            _near_zero_dense(Xs, np.asarray(numeric, dtype=np.int64), stats, zero)
+        return self.set_near_zero(stats, zero)
 
     def fit_sketches(self, sketches):
         """Learn the bins of numeric fields from one ``data.sketch.QuantileSketch`` each
@@ -354,9 +355,11 @@ class BinMapper:
             n_value[j] = edges[-1].size
             values.append(v)
         self._set_bins(edges, n_value, [np.zeros(0, np.int32)] * d, np.zeros(d, bool))
+        stats, zero = near_zero_stats(d)
         for j, v in enumerate(values):
-            self._note_zero(j, v)
-        return self
+            near_zero_flat(np.asarray(v, dtype=np.float64), np.full(v.size, j, np.int64),
+                           stats, zero)
+        return self.set_near_zero(stats, zero)
 
     def fit_edges(self, edges, plain_search_edges=0):
         """Numeric fields only, with the given upper edges (one float64 array per field,
@@ -398,15 +401,12 @@ class BinMapper:
         self.cat_map_flat, self.cat_offsets = _flatten(cat_maps)
         return self
 
-    def _note_zero(self, j, v):
-        """Record field ``j``'s values around 0.0 from its (non-missing) values ``v``."""
-        if v.size:
-            self.lowest[j] = float(v.min())
-        if (v < 0).any():
-            self.below_zero[j] = float(v[v < 0].max())
-        if (v > 0).any():
-            self.above_zero[j] = float(v[v > 0].min())
-        self.has_zero[j] = bool((v == 0).any())
+    def set_near_zero(self, stats, zero):
+        """Record each field's values around 0.0 from ``near_zero_stats``' arrays, filled
+        (``lowest``, ``below_zero``, ``above_zero``; NaN where none)."""
+        lowest, below, above = (np.where(np.isfinite(r), r, np.nan) for r in stats)
+        self.lowest, self.below_zero, self.above_zero, self.has_zero = lowest, below, above, zero
+        return self
 
     def category_bins(self, field: int) -> np.ndarray:
         """The bin of each category code ``0..K-1`` of a categorical field."""
@@ -474,24 +474,46 @@ def bin_value(x, edges, lo, n_edges):
     return base + (edges[lo + base] < x)
 
 
-def _values_near_zero(Xs, fields, d):
-    """(the least value, the greatest value < 0, the least value > 0, whether 0.0 is a
-    value) of each of the ``fields`` of ``Xs`` (NaN or False for the others, and where a
-    field has none)."""
-    lowest, below, above = np.full(d, np.nan), np.full(d, np.nan), np.full(d, np.nan)
-    zero = np.zeros(d, dtype=bool)
-    for j in fields:
-        v = np.asarray(Xs[:, j], dtype=np.float64)
-        v = v[~np.isnan(v)]
-        if v.size:
-            lowest[j] = float(v.min())
-        neg, pos = v[v < 0], v[v > 0]
-        if neg.size:
-            below[j] = float(neg.max())
-        if pos.size:
-            above[j] = float(pos.min())
-        zero[j] = bool((v == 0).any())
-    return lowest, below, above, zero
+def near_zero_stats(d):
+    """Empty accumulators of each field's values around 0.0 for ``_near_zero_dense`` and
+    ``near_zero_flat``: (3, d) rows least value, greatest value < 0, least value > 0 (inf or
+    -inf where none yet), and whether 0.0 is a value."""
+    stats = np.empty((3, d))
+    stats[0] = np.inf
+    stats[1] = -np.inf
+    stats[2] = np.inf
+    return stats, np.zeros(d, dtype=np.bool_)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _near_zero_add(v, j, stats, zero):
+    if v != v:  # NaN: missing
+        return
+    if v < stats[0, j]:
+        stats[0, j] = v
+    if v < 0.0:
+        if v > stats[1, j]:
+            stats[1, j] = v
+    elif v > 0.0:
+        if v < stats[2, j]:
+            stats[2, j] = v
+    else:
+        zero[j] = True
+
+
+@njit(cache=True, nogil=True)
+def _near_zero_dense(X, fields, stats, zero):
+    """``near_zero_stats`` over the ``fields`` of a matrix, one pass row by row."""
+    for i in range(X.shape[0]):
+        for j in fields:
+            _near_zero_add(X[i, j], j, stats, zero)
+
+
+@njit(cache=True, nogil=True)
+def near_zero_flat(values, fields, stats, zero):
+    """``near_zero_stats`` over values of the fields ``fields`` (one per value)."""
+    for k in range(values.shape[0]):
+        _near_zero_add(values[k], fields[k], stats, zero)
 
 
 def _flatten(maps):

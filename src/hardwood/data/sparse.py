@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit
 
 from ..parallel import guard, run_ranges
-from .binning import bin_numeric, bin_value, cut_indices_jit
+from .binning import (bin_numeric, bin_value, cut_indices_jit, near_zero_flat,
+                      near_zero_stats)
 
 SPARSE_DENSITY = 0.1  # sparse="auto": a scipy sparse matrix at most this dense is binned sparse
 SMALL_FIELD_EDGES = 32  # fields with at most this many edges are binned by a plain search
@@ -151,27 +152,16 @@ def fit_sparse(bin_mapper, X, weight=None):
 
 
 def _note_values_near_zero(bin_mapper, vals, per_column, n_sampled):
-    """``BinMapper.lowest``, ``below_zero``, ``above_zero``, ``has_zero`` of the sampled
-    columns (``vals``: their stored values, column after column, ``per_column`` of each):
-    a column with fewer stored values than sampled rows holds zeros."""
+    """``BinMapper.set_near_zero`` of the sampled columns (``vals``: their stored values,
+    column after column, ``per_column`` of each): a column with fewer stored values than
+    sampled rows holds zeros."""
     d = per_column.size
-    col = np.repeat(np.arange(d), per_column)
-    ok = ~np.isnan(vals)
-    low = np.full(d, np.inf)
-    np.minimum.at(low, col[ok], vals[ok])
-    neg = ok & (vals < 0)
-    below = np.full(d, -np.inf)
-    np.maximum.at(below, col[neg], vals[neg])
-    pos = ok & (vals > 0)
-    above = np.full(d, np.inf)
-    np.minimum.at(above, col[pos], vals[pos])
-    zero = per_column < n_sampled
-    zero[col[ok & (vals == 0)]] = True
-    low = np.where(zero, np.minimum(low, 0.0), low)
-    bin_mapper.lowest = np.where(np.isfinite(low), low, np.nan)
-    bin_mapper.below_zero = np.where(np.isfinite(below), below, np.nan)
-    bin_mapper.above_zero = np.where(np.isfinite(above), above, np.nan)
-    bin_mapper.has_zero = zero
+    stats, zero = near_zero_stats(d)
+    near_zero_flat(vals, np.repeat(np.arange(d, dtype=np.int64), per_column), stats, zero)
+    implicit = per_column < n_sampled
+    zero |= implicit
+    stats[0] = np.where(implicit, np.minimum(stats[0], 0.0), stats[0])
+    bin_mapper.set_near_zero(stats, zero)
 
 
 def column_runs(indptr, indices, rows, d):

@@ -243,7 +243,8 @@ def test_xgboost_and_lightgbm_parameter_names_get_the_right_hints():
     X = rng.normal(size=(200, 3))
     ds = hw.Dataset(X, X[:, 0])
     for name, value, match in [("quantile_alpha", 0.5, "quantile regression"),
-                               ("max_delta_step", 1.0, "no cap on a leaf's step"),
+                               # (max_delta_step is trained since session 26)
+                               ("pos_bagging_fraction", 0.5, "no per-class bagging"),
                                ("early_stopping_rounds", 5, "hardwood.train"),
                                # (trained since session 21; a regression has no classes)
                                ("scale_pos_weight", 3.0, "has no positive class"),

@@ -4,6 +4,7 @@ tells early stopping which way to go."""
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import gammaln
 
 from .objectives import OBJECTIVES, metric_label_problem, names, objective_class
 from .ranking import parse_ranking_metric, ranking_metric
@@ -60,8 +61,89 @@ def merror(y, p, w):
     return float(np.average(np.argmax(p, axis=1) != y.astype(np.int64), weights=w))
 
 
+# The metrics of counts and positive amounts (count:poisson, reg:gamma, reg:tweedie), by
+# XGBoost's names and rules (float32 rows, as XGBoost's) and by LightGBM's. Each takes the
+# predictions (exp of the margins), not the margins.
+def _f32(y, p):
+    return np.asarray(y, dtype=np.float32), np.asarray(p, dtype=np.float32)
+
+
+def _mean(rows, w):
+    """The weighted mean of float32 ``rows``, summed in float64 (as XGBoost's)."""
+    return float(np.average(rows.astype(np.float64), weights=w))
+
+
+def poisson_nloglik(y, p, w):
+    """XGBoost's: lgamma(y + 1) + p - y log p, with p at least 1e-16."""
+    y, p = _f32(y, p)
+    p = np.maximum(p, np.float32(1e-16))
+    return _mean(gammaln(y + np.float32(1)).astype(np.float32) + p - np.log(p) * y, w)
+
+
+def gamma_nloglik(y, p, w):
+    """XGBoost's (dispersion 1): y / p + log p, with p at least 1e-6."""
+    y, p = _f32(y, p)
+    p = np.maximum(p, np.float32(1e-6))
+    return _mean(y / p + np.log(p), w)
+
+
+def gamma_deviance(y, p, w):
+    """XGBoost's: 2 (log(p / y) + y / p - 1), each taken 1e-6 up."""
+    y, p = _f32(y, p)
+    p, y = p + np.float32(1e-6), y + np.float32(1e-6)
+    return 2.0 * _mean(np.log(p / y) + y / p - np.float32(1), w)
+
+
+def tweedie_nloglik(rho):
+    """XGBoost's ``tweedie-nloglik@rho``: -y p^(1-rho) / (1-rho) + p^(2-rho) / (2-rho)."""
+    def metric(y, p, w):
+        y, p = _f32(y, p)
+        r = np.float32(rho)
+        a = y * np.exp((1 - r) * np.log(p)) / (1 - r)
+        b = np.exp((2 - r) * np.log(p)) / (2 - r)
+        return _mean(-a + b, w)
+    return metric
+
+
+def lightgbm_poisson(y, p, w):
+    """LightGBM's 'poisson': p - y log p, with p at least 1e-10 (no log(y!) term)."""
+    p = np.maximum(p, float(np.float32(1e-10)))
+    return float(np.average(p - y * np.log(p), weights=w))
+
+
+def _safe_log(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), -np.inf)
+
+
+def lightgbm_gamma(y, p, w):
+    """LightGBM's 'gamma' (dispersion 1): its terms log y - log y cancel, y / p + log p."""
+    _positive(y, "gamma")
+    return float(np.average(y / p - _safe_log(1.0 / p), weights=w))
+
+
+def lightgbm_gamma_deviance(y, p, w):
+    """LightGBM's 'gamma_deviance': twice the sum of r - log r - 1, r = y / (p + 1e-9), over
+    every row, not its mean (LightGBM's own rule, kept)."""
+    _positive(y, "gamma_deviance")
+    r = y / (p + 1e-9)
+    w = np.ones_like(r) if w is None else w
+    return float(2.0 * np.sum((r - _safe_log(r) - 1.0) * w))
+
+
+def _positive(y, name):
+    if np.any(y <= 0):
+        raise ValueError(f"metric {name!r} needs labels above 0 (LightGBM's rule)")
+
+
 METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "auc": auc, "error": error,
-           "mlogloss": mlogloss, "merror": merror}
+           "mlogloss": mlogloss, "merror": merror, "poisson-nloglik": poisson_nloglik,
+           "gamma-nloglik": gamma_nloglik, "gamma-deviance": gamma_deviance,
+           "poisson": lightgbm_poisson, "gamma": lightgbm_gamma,
+           "gamma_deviance": lightgbm_gamma_deviance}
+TWEEDIE = "tweedie-nloglik"  # its variance power follows an @: tweedie-nloglik@1.5
+# the metrics reported for every model of their task (the others are chosen by name)
+GENERAL = ("rmse", "mae", "logloss", "auc", "error", "mlogloss", "merror")
 HIGHER_IS_BETTER = {"auc"}
 # LightGBM's names of the same metrics, named in the error for an unknown metric (its 'l2'
 # is the mean squared error, which hardwood scores as its root)
@@ -69,11 +151,28 @@ LIGHTGBM_METRICS = {"l2": "'rmse', its root", "l2_root": "'rmse'",
                     "root_mean_squared_error": "'rmse'", "l1": "'mae'",
                     "mean_absolute_error": "'mae'", "binary_logloss": "'logloss'",
                     "binary_error": "'error'", "multi_logloss": "'mlogloss'",
-                    "multi_error": "'merror'"}
+                    "multi_error": "'merror'", "tweedie": f"'{TWEEDIE}@rho', with "
+                    "rho its tweedie_variance_power (it clips the predictions at 1e-10)"}
 # the task (objectives.Objective.task) whose predictions a metric scores: a binary or multiclass
 # metric needs an objective of its task; rmse and mae score any prediction
 TASK = {"rmse": "regression", "mae": "regression", "logloss": "binary", "auc": "binary",
-        "error": "binary", "mlogloss": "multiclass", "merror": "multiclass"}
+        "error": "binary", "mlogloss": "multiclass", "merror": "multiclass",
+        **{m: "regression" for m in METRICS if m not in GENERAL}}
+
+
+def _tweedie_power(name):
+    """The variance power of ``tweedie-nloglik@rho``, or None for another name."""
+    if not (isinstance(name, str) and name.startswith(TWEEDIE)):
+        return None
+    rho = name[len(TWEEDIE):]
+    try:
+        value = float(rho[1:]) if rho.startswith("@") else None
+    except ValueError:
+        value = None
+    if value is None or not 1.0 <= value < 2.0:
+        raise ValueError(f"eval_metric {name!r}: write it {TWEEDIE}@rho, with the variance "
+                         "power rho in [1, 2) (as XGBoost's)")
+    return value
 
 
 def get_metric(name):
@@ -86,6 +185,9 @@ def get_metric(name):
                                  "with group= or qid=")
             return ranking_metric(name, y, p, group, gain, w)
         return metric
+    rho = _tweedie_power(name)
+    if rho is not None:
+        return tweedie_nloglik(rho)
     if name not in METRICS:
         hint = LIGHTGBM_METRICS.get(name)
         hint = f" (for LightGBM's {name!r}, use {hint})" if hint else ""
@@ -105,7 +207,8 @@ def higher_is_better(name) -> bool:
 
 def check_metric_for_objective(name, objective_name):
     """Refuse a metric that cannot score the trained objective's predictions."""
-    task = "ranking" if is_ranking(name) else TASK.get(name)
+    task = ("ranking" if is_ranking(name) else
+            "regression" if _tweedie_power(name) is not None else TASK.get(name))
     if task == "regression" and objective_class(objective_name).task == "multiclass":
         # one prediction per row against the (n, K) class probabilities
         raise ValueError(f"eval_metric {name!r} scores one prediction per row, but "
@@ -124,8 +227,8 @@ def metrics_for_objective(objective_name):
     o = OBJECTIVES.get(objective_name)
     if o is None or not o.trainable:
         return ()
-    return (o.default_metric,) + tuple(m for m, t in TASK.items()
-                                       if t == o.task and m != o.default_metric)
+    return (o.default_metric,) + tuple(m for m in GENERAL
+                                       if TASK[m] == o.task and m != o.default_metric)
 
 
 def score_model(model, y, pred):

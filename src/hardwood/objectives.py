@@ -86,6 +86,44 @@ def _grad_logistic(i0, i1, pred, y, w, weighted, g, h):
         h[i] = max(p * (1.0 - p), 1e-16) * wi
 
 
+# The log-link losses of counts and positive amounts (as XGBoost's and LightGBM's, which agree
+# on them): the margin is the log of the prediction.
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_poisson(i0, i1, pred, y, w, weighted, hess_scale, g, h):
+    """Poisson: g = exp(f) - y, h = exp(f) * ``hess_scale`` (exp of ``poisson_max_delta_step``,
+    which keeps the first steps from a margin far below a row's log count short)."""
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
+        wi = _weight(w, weighted, i)
+        e = exp_fast(pred[i])
+        g[i] = (e - y[i]) * wi
+        h[i] = e * hess_scale * wi
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_gamma(i0, i1, pred, y, w, weighted, g, h):
+    """Gamma (deviance, log link): g = 1 - y exp(-f), h = y exp(-f)."""
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
+        wi = _weight(w, weighted, i)
+        r = y[i] * exp_fast(-pred[i])
+        g[i] = (1.0 - r) * wi
+        h[i] = r * wi
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_tweedie(i0, i1, pred, y, w, weighted, rho, g, h):
+    """Tweedie of variance power ``rho`` in [1, 2): g = -y exp((1-rho) f) + exp((2-rho) f),
+    h = -y (1-rho) exp((1-rho) f) + (2-rho) exp((2-rho) f)."""
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
+        wi = _weight(w, weighted, i)
+        e1 = exp_fast((1.0 - rho) * pred[i])
+        e2 = exp_fast((2.0 - rho) * pred[i])
+        g[i] = (e2 - y[i] * e1) * wi
+        h[i] = ((2.0 - rho) * e2 - y[i] * (1.0 - rho) * e1) * wi
+
+
 _NO_WEIGHTS = np.ones(1)
 
 
@@ -138,30 +176,39 @@ def _grad_softmax(b0, b1, pred, y, w, weighted, hess_factor, g, h):
                 hk[i] = max(hess_factor * p * (1.0 - p), 1e-16) * wi
 
 
-SQUARED, ABSOLUTE, HUBER, LOGISTIC = range(4)  # the one-output kernels of _grad_range
+# the one-output kernels of _grad_range
+SQUARED, ABSOLUTE, HUBER, LOGISTIC, POISSON, GAMMA, TWEEDIE = range(7)
 GRAD_BLOCK = 16384  # rows of one task of _grad_blocks
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
-def _grad_range(i0, i1, kind, pred, y, w, weighted, slope, g, h):
-    """Rows ``i0 .. i1 - 1`` of the one-output gradient kernel ``kind``."""
+def _grad_range(i0, i1, kind, pred, y, w, weighted, param, g, h):
+    """Rows ``i0 .. i1 - 1`` of the one-output gradient kernel ``kind``; ``param`` is the
+    kernel's own number, where it takes one (Huber's slope, Poisson's hessian scale,
+    Tweedie's variance power)."""
     if kind == SQUARED:
         _grad_squared(i0, i1, pred, y, w, weighted, g, h)
     elif kind == ABSOLUTE:
         _grad_absolute(i0, i1, pred, y, w, weighted, g, h)
     elif kind == HUBER:
-        _grad_huber(i0, i1, pred, y, w, weighted, slope, g, h)
+        _grad_huber(i0, i1, pred, y, w, weighted, param, g, h)
+    elif kind == POISSON:
+        _grad_poisson(i0, i1, pred, y, w, weighted, param, g, h)
+    elif kind == GAMMA:
+        _grad_gamma(i0, i1, pred, y, w, weighted, g, h)
+    elif kind == TWEEDIE:
+        _grad_tweedie(i0, i1, pred, y, w, weighted, param, g, h)
     else:
         _grad_logistic(i0, i1, pred, y, w, weighted, g, h)
 
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
-def _grad_blocks(kind, pred, y, w, weighted, slope, g, h):
+def _grad_blocks(kind, pred, y, w, weighted, param, g, h):
     """``_grad_range`` over every row, in a ``prange`` over blocks of rows."""
     n = y.shape[0]
     for b in prange((n + GRAD_BLOCK - 1) // GRAD_BLOCK):
         _grad_range(b * GRAD_BLOCK, min(n, (b + 1) * GRAD_BLOCK), kind, pred, y, w, weighted,
-                    slope, g, h)
+                    param, g, h)
 
 
 @njit(parallel=True, cache=True, nogil=True, error_model="numpy")
@@ -171,19 +218,24 @@ def _softmax_blocks(pred, y, w, weighted, hess_factor, g, h):
         _grad_softmax(b, b + 1, pred, y, w, weighted, hess_factor, g, h)
 
 
-def _one_output(kind, pred, y, w, g, h, parallel, slope=0.0):
+_KERNELS = {SQUARED: _grad_squared, ABSOLUTE: _grad_absolute, LOGISTIC: _grad_logistic,
+            GAMMA: _grad_gamma}
+_KERNELS_OF_A_PARAM = {HUBER: _grad_huber, POISSON: _grad_poisson, TWEEDIE: _grad_tweedie}
+
+
+def _one_output(kind, pred, y, w, g, h, parallel, param=0.0):
     """g, h of every row by the kernel ``kind``: in one ``prange`` kernel if ``parallel``,
     else on the threads by ``run_ranges``. The serial route calls the kind's own kernel, not
     ``_grad_range``: that compiled all four kernels on a first fit (2.8 s cold, of which the
     one in use took 0.4-0.8 s)."""
-    pred, weighted_args, slope = pred[0], _weight_args(w), float(slope)
+    pred, weighted_args, param = pred[0], _weight_args(w), float(param)
     if parallel:
-        _grad_blocks(kind, pred, y, *weighted_args, slope, g[0], h[0])
-    elif kind == HUBER:
-        run_ranges(_grad_huber, y.shape[0], pred, y, *weighted_args, slope, g[0], h[0])
+        _grad_blocks(kind, pred, y, *weighted_args, param, g[0], h[0])
+    elif kind in _KERNELS_OF_A_PARAM:
+        run_ranges(_KERNELS_OF_A_PARAM[kind], y.shape[0], pred, y, *weighted_args, param,
+                   g[0], h[0])
     else:
-        kernel = {SQUARED: _grad_squared, ABSOLUTE: _grad_absolute, LOGISTIC: _grad_logistic}
-        run_ranges(kernel[kind], y.shape[0], pred, y, *weighted_args, g[0], h[0])
+        run_ranges(_KERNELS[kind], y.shape[0], pred, y, *weighted_args, g[0], h[0])
 
 
 def _weighted_median(values, weights):
@@ -342,6 +394,97 @@ class PseudoHuber(Objective):
 
     def gradients(self, pred, y, w, g, h, parallel=False):
         _one_output(HUBER, pred, y, w, g, h, parallel, self.params.get("huber_slope", 1.0))
+
+
+class _LogLink(Objective):
+    """The losses of counts and positive amounts, whose margin is the log of the prediction
+    (``count:poisson``, ``reg:gamma``, ``reg:tweedie``; LightGBM's ``poisson``, ``gamma``,
+    ``tweedie``). Both libraries start from the log of the (weighted) label mean: XGBoost
+    in float32 (its base score is stored as the mean), LightGBM in float64. Labels are
+    checked by the rule of the library whose name trained them: XGBoost's gamma needs
+    positive labels, LightGBM's (and both Poisson and Tweedie) non-negative ones with a
+    positive sum."""
+    transform_code = EXP
+    kind = None  # the gradient kernel of _grad_range
+    positive_labels = False  # XGBoost's name: labels > 0, not >= 0
+    lightgbm_names = ()
+
+    def __init__(self, params):
+        super().__init__(params)
+        self.lightgbm = self._named_as(self.lightgbm_names)
+
+    def check_labels(self, y):
+        if self.positive_labels and not self.lightgbm:
+            bad, wanted = y <= 0, "positive labels (> 0)"
+        else:
+            bad, wanted = y < 0, "labels >= 0"
+        if np.any(bad):
+            i = int(np.flatnonzero(bad)[0])
+            raise ValueError(f"objective {self.params.get('objective', self.name)!r} needs "
+                             f"{wanted}, found {float(y[i]):g} at row {i}")
+        if not np.any(y > 0):
+            raise ValueError(f"objective {self.params.get('objective', self.name)!r} needs "
+                             "some label above 0: every label is 0, whose log (the base "
+                             "score) is -inf")
+
+    def base_score(self, y, w):
+        mean = float(np.average(y, weights=w))
+        if self.lightgbm:
+            return np.array([math.log(mean)])
+        return np.array([float(np.log(np.float32(mean)))])
+
+    def margin_from_user(self, base_score):
+        m = float(base_score)
+        if not m > 0.0:
+            raise ValueError(f"base_score for {self.name} is a mean of the labels, above 0 "
+                             f"(its log is the margin), got {m}")
+        return np.array([float(np.log(np.float32(m)))])
+
+    def param(self):
+        """The kernel's number (``_grad_range``'s ``param``)."""
+        return 0.0
+
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        _one_output(self.kind, pred, y, w, g, h, parallel, self.param())
+
+
+class Poisson(_LogLink):
+    """Poisson regression of counts: its hessian is scaled by exp(``poisson_max_delta_step``)
+    (0.7: XGBoost's ``max_delta_step`` of count:poisson, LightGBM's
+    ``poisson_max_delta_step``)."""
+    name = "count:poisson"
+    default_metric = "poisson-nloglik"
+    kind = POISSON
+    lightgbm_names = ("poisson",)
+
+    def param(self):
+        return math.exp(float(self.params.get("poisson_max_delta_step", 0.7)))
+
+
+class Gamma(_LogLink):
+    """Gamma regression (the gamma deviance with a log link)."""
+    name = "reg:gamma"
+    default_metric = "gamma-deviance"  # XGBoost 3's
+    kind = GAMMA
+    positive_labels = True
+    lightgbm_names = ("gamma",)
+
+
+class Tweedie(_LogLink):
+    """Tweedie regression of variance power ``tweedie_variance_power`` (1.5; in [1, 2)):
+    amounts with a mass at 0, such as insurance claims. Its default metric carries the power,
+    as XGBoost's (``tweedie-nloglik@1.5``)."""
+    name = "reg:tweedie"
+    default_metric = "tweedie-nloglik@1.5"
+    kind = TWEEDIE
+    lightgbm_names = ("tweedie",)
+
+    def __init__(self, params):
+        super().__init__(params)
+        self.default_metric = f"tweedie-nloglik@{self.param():g}"
+
+    def param(self):
+        return float(self.params.get("tweedie_variance_power", 1.5))
 
 
 def class_scales(y, scale_pos_weight=1.0, is_unbalance=False):
@@ -528,13 +671,11 @@ def _predict_only(name, task, transform_code, outputs="one"):
 
 
 OBJECTIVES = {o.name: o for o in (
-    SquaredError, AbsoluteError, PseudoHuber, BinaryLogistic, Softmax, RankNDCG, RankPairwise,
+    SquaredError, AbsoluteError, PseudoHuber, Poisson, Gamma, Tweedie, BinaryLogistic, Softmax,
+    RankNDCG, RankPairwise,
     _predict_only("reg:squaredlogerror", "regression", IDENTITY),
     _predict_only("reg:quantileerror", "regression", IDENTITY),
     _predict_only("reg:logistic", "regression", SIGMOID),
-    _predict_only("count:poisson", "regression", EXP),
-    _predict_only("reg:gamma", "regression", EXP),
-    _predict_only("reg:tweedie", "regression", EXP),
     _predict_only("survival:cox", "regression", EXP),  # (XGBoost's: hazard ratios exp(margin))
     _predict_only("cross_entropy_lambda", "regression", SOFTPLUS),
     _predict_only("binary:logitraw", "binary", IDENTITY),
@@ -557,6 +698,7 @@ ALIASES = {
     "mean_absolute_error": "reg:absoluteerror",
     "binary": "binary:logistic", "multiclass": "multi:softprob", "softmax": "multi:softprob",
     "multi:softmax": "multi:softprob", "lambdarank": "rank:ndcg",
+    "poisson": "count:poisson", "gamma": "reg:gamma", "tweedie": "reg:tweedie",
 }
 # what each task trains when no objective is given (training parameters, estimators)
 DEFAULT_OBJECTIVE = {o.task: o.name for o in (SquaredError, BinaryLogistic, Softmax, RankNDCG)}
@@ -601,9 +743,10 @@ def objective_class(name):
 
 def lightgbm_flavoured(name) -> bool:
     """Whether ``name`` is LightGBM's for an objective it trains otherwise than XGBoost (L1's
-    leaf medians, binary's base score, softmax's hessian: ``Objective._named_as``)."""
+    leaf medians, binary's base score, softmax's hessian, Poisson's trees without XGBoost's
+    cap on the leaves: ``Objective._named_as``, ``train.params._xgboost_poisson_step``)."""
     return (isinstance(name, str)
-            and name.lower() in LIGHTGBM_L1 + ("binary",) + LIGHTGBM_SOFTMAX)
+            and name.lower() in LIGHTGBM_L1 + ("binary", "poisson") + LIGHTGBM_SOFTMAX)
 
 
 def trains_as(name):

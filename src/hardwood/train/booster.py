@@ -32,8 +32,8 @@ from . import sampling
 from .custom_metric import CustomMetrics
 from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
-from .params import (ALIASES, DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, resolve_interactions,
-                     resolve_monotone, resolve_params)
+from .params import (ALIASES, DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, OBJECTIVE_PARAMS,
+                     resolve_interactions, resolve_monotone, resolve_params)
 
 
 class Booster:
@@ -81,11 +81,11 @@ class Booster:
                              f"pairwise logistic, not of {p['objective']!r}: hardwood has no "
                              "LightGBM binary sigmoid parameter (the logistic of "
                              "binary:logistic has slope 1)")
-        if (p["huber_slope"] != 1.0
-                and objective_class(p["objective"]).name != "reg:pseudohubererror"):
-            # (it was taken and ignored; XGBoost warns)
-            raise ValueError(f"huber_slope={p['huber_slope']} is the delta of "
-                             f"reg:pseudohubererror, not a parameter of {p['objective']!r}")
+        for key, (what, owner) in OBJECTIVE_PARAMS.items():
+            if p[key] != DEFAULTS[key] and objective_class(p["objective"]).name != owner:
+                # (huber_slope was taken and ignored; XGBoost warns)
+                raise ValueError(f"{key}={p[key]} is {what} {owner}, not a parameter of "
+                                 f"{p['objective']!r}")
         _check_lambdarank_params(p, task)
         if task == "multiclass" and p["num_class"] is None:
             p["num_class"] = (init.n_outputs if init is not None
@@ -129,6 +129,10 @@ class Booster:
         # root on them, and their subtree on them alone), and its basic monotone gains
         self._lightgbm_constraints = p["drop_unsplittable"] or (
             isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES)
+        if p["max_delta_step"] > 0 and self._lightgbm_constraints:
+            raise ValueError(f"max_delta_step={p['max_delta_step']} is XGBoost's cap on the "
+                             "leaves here; under LightGBM's names (num_leaves, or its "
+                             "objective names) hardwood does not have LightGBM's yet")
         _check_weight_range(train_set.weight, "train_set")
         for v, name in zip(self.valid_sets, self.valid_names):
             if v is not train_set:

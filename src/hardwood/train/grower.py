@@ -120,6 +120,10 @@ class GrowParams:
     # LightGBM's least rows of a child, counted from the hessians as LightGBM counts them
     # (backends/split._scan_numeric_short); 0: none
     min_data_in_leaf: int = 0
+    # XGBoost's cap on a leaf's weight (before the learning rate), whose gains are those of
+    # the held weights: the bounds [-max_delta_step, max_delta_step] of every node under the
+    # monotone constraints' scan (backends/split.scan_bounded_range); 0: none
+    max_delta_step: float = 0.0
     # each node's cover, which TreeSHAP weighs its paths by: its rows, as LightGBM's
     # (under its names: num_leaves or its objective names), or its hessian sum, as XGBoost's
     lightgbm_cover: bool = False
@@ -175,6 +179,12 @@ class Grower:
         # the fields' monotone constraints, or None: the learner grows constrained trees
         self.mono = (np.asarray(mono, dtype=np.int64) if mono is not None and any(mono)
                      else None)
+        # the root's bounds on its weight: max_delta_step's, which every node inherits, and
+        # the monotone constraints' scan then holds the weights (no constraint on any field)
+        step = float(params.max_delta_step)
+        self.root_bounds = (-step, step) if step > 0 else (-np.inf, np.inf)
+        if step > 0 and self.mono is None:
+            self.mono = np.zeros(self.d, dtype=np.int64)
         self.interactions = None  # (sets, d) bool, each row one interaction set
         if params.interaction_constraints is not None:
             sets = np.zeros((len(params.interaction_constraints), self.d), dtype=bool)

@@ -168,7 +168,7 @@ class TreeLearner:
         off0, off1 = int(gw.bm.offsets[0]), int(gw.bm.offsets[1])
         G = float(root_hist[0, off0:off1, 0].sum())
         H = float(root_hist[0, off0:off1, 1].sum())
-        nodes.add(n, G, H, 0, used=None if gw.interactions is None else np.zeros(gw.d, bool),
+        nodes.add(n, G, H, 0, gw.root_bounds, used=None if gw.interactions is None else np.zeros(gw.d, bool),
                   splittable=np.ones(gw.d, bool) if gw.p.drop_unsplittable else None)
         if gw.p.grow_policy == "lossguide":
             self._lossguide(nodes, g, h, keys, root_hist[0])

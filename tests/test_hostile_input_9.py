@@ -242,8 +242,8 @@ def test_xgboost_and_lightgbm_parameter_names_get_the_right_hints():
     rng = np.random.default_rng(0)
     X = rng.normal(size=(200, 3))
     ds = hw.Dataset(X, X[:, 0])
-    for name, value, match in [("quantile_alpha", 0.5, "quantile regression"),
-                               # (max_delta_step is trained since session 26)
+    # (quantile_alpha and max_delta_step are trained since session 26)
+    for name, value, match in [("quantile_alpha", 0.5, "is the quantile of reg:quantileerror"),
                                ("pos_bagging_fraction", 0.5, "no per-class bagging"),
                                ("early_stopping_rounds", 5, "hardwood.train"),
                                # (trained since session 21; a regression has no classes)

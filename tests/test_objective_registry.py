@@ -47,6 +47,7 @@ def test_every_entry_is_complete(name):
 def test_trainable_and_predict_only_objectives():
     assert set(TRAINABLE) == {"reg:squarederror", "reg:absoluteerror", "reg:pseudohubererror",
                               "count:poisson", "reg:gamma", "reg:tweedie",
+                              "reg:quantileerror",
                               "binary:logistic", "multi:softprob", "rank:ndcg",
                               "rank:pairwise"}
     assert set(IMPORTED) <= set(PREDICT_ONLY)
@@ -96,14 +97,15 @@ def test_every_trainable_objective_has_gradients_a_metric_and_a_transform(name):
     cls = O.OBJECTIVES[name]
     assert cls.gradients is not O.Objective.gradients
     assert (cls.default_metric in M.METRICS or M.is_ranking(cls.default_metric)
-            or cls.default_metric == "tweedie-nloglik@1.5")  # (its power is a parameter)
-    M.get_metric(cls.default_metric)
+            # (metrics of a parameter: tweedie's power, the quantile)
+            or cls.default_metric in ("tweedie-nloglik@1.5", M.QUANTILE))
+    M.get_metric(cls.default_metric, {"quantile_alpha": 0.3})
     M.check_metric_for_objective(cls.default_metric, name)
     assert M.metrics_for_objective(name)[0] == cls.default_metric
     for m in M.metrics_for_objective(name):
         M.check_metric_for_objective(m, name)
     K = 3 if cls.outputs == "per_class" else 1
-    obj = O.get_objective(name, {"num_class": K, "huber_slope": 1.0})
+    obj = O.get_objective(name, {"num_class": K, "huber_slope": 1.0, "quantile_alpha": 0.3})
     assert obj.n_outputs == K
     rng = np.random.default_rng(1)
     y = (np.arange(20) % K).astype(np.float64) if K > 1 else (np.arange(20) % 2).astype(float)

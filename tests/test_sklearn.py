@@ -273,7 +273,7 @@ def test_nan_is_missing_inf_raises_in_fit_and_is_a_value_in_predict():
         GBDTRegressor(n_estimators=5).fit(X, y)
 
 
-@pytest.mark.parametrize("est,objective", [(GBDTRegressor, "reg:quantileerror"),
+@pytest.mark.parametrize("est,objective", [(GBDTRegressor, "survival:cox"),
                                            (GBDTClassifier, "multiclassova"),
                                            (GBDTClassifier, "binary:hinge")])
 def test_a_predict_only_objective_is_refused(est, objective):

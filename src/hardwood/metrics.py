@@ -131,6 +131,15 @@ def lightgbm_gamma_deviance(y, p, w):
     return float(2.0 * np.sum((r - _safe_log(r) - 1.0) * w))
 
 
+def quantile(alpha):
+    """The pinball loss of quantile ``alpha`` (XGBoost's and LightGBM's ``quantile``):
+    alpha (y - p) where y >= p, (1 - alpha) (p - y) below."""
+    def metric(y, p, w):
+        d = y - p
+        return float(np.average(np.where(d >= 0, alpha * d, (alpha - 1.0) * d), weights=w))
+    return metric
+
+
 def _positive(y, name):
     if np.any(y <= 0):
         raise ValueError(f"metric {name!r} needs labels above 0 (LightGBM's rule)")
@@ -142,6 +151,7 @@ METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "auc": auc, "error": er
            "poisson": lightgbm_poisson, "gamma": lightgbm_gamma,
            "gamma_deviance": lightgbm_gamma_deviance}
 TWEEDIE = "tweedie-nloglik"  # its variance power follows an @: tweedie-nloglik@1.5
+QUANTILE = "quantile"  # its quantile is the training's quantile_alpha
 # the metrics reported for every model of their task (the others are chosen by name)
 GENERAL = ("rmse", "mae", "logloss", "auc", "error", "mlogloss", "merror")
 HIGHER_IS_BETTER = {"auc"}
@@ -157,7 +167,7 @@ LIGHTGBM_METRICS = {"l2": "'rmse', its root", "l2_root": "'rmse'",
 # metric needs an objective of its task; rmse and mae score any prediction
 TASK = {"rmse": "regression", "mae": "regression", "logloss": "binary", "auc": "binary",
         "error": "binary", "mlogloss": "multiclass", "merror": "multiclass",
-        **{m: "regression" for m in METRICS if m not in GENERAL}}
+        QUANTILE: "regression", **{m: "regression" for m in METRICS if m not in GENERAL}}
 
 
 def _tweedie_power(name):
@@ -175,9 +185,17 @@ def _tweedie_power(name):
     return value
 
 
-def get_metric(name):
+def get_metric(name, params=None):
     """The metric ``name``: a function (y, pred, w) -> float; a ranking metric ('ndcg@10',
-    'map@5', 'pre@3', 'ndcg', ...: ``hardwood.ranking``) takes the queries too, ``group=``."""
+    'map@5', 'pre@3', 'ndcg', ...: ``hardwood.ranking``) takes the queries too, ``group=``.
+    ``params``: the training's, where 'quantile' reads its ``quantile_alpha``."""
+    if name == QUANTILE:
+        alpha = (params or {}).get("quantile_alpha")
+        if alpha is None:
+            raise ValueError("eval_metric 'quantile' scores the quantile of the training's "
+                             "quantile_alpha (objective 'reg:quantileerror' or 'quantile')")
+        lightgbm = str(params.get("objective", "")).lower() == "quantile"
+        return quantile(float(alpha) if lightgbm else float(np.float32(alpha)))  # (XGBoost's)
     if isinstance(name, str) and parse_ranking_metric(name) is not None:
         def metric(y, p, w, group=None, gain=None):
             if group is None:
@@ -192,7 +210,7 @@ def get_metric(name):
         hint = LIGHTGBM_METRICS.get(name)
         hint = f" (for LightGBM's {name!r}, use {hint})" if hint else ""
         raise ValueError(f"unknown eval_metric {name!r}{hint}; expected one of "
-                         f"{sorted(METRICS)} or a ranking metric (ndcg, map, pre, with an "
+                         f"{sorted(METRICS) + [QUANTILE, TWEEDIE + '@rho']} or a ranking metric (ndcg, map, pre, with an "
                          "optional @k)")
     return METRICS[name]
 
@@ -240,7 +258,8 @@ def score_model(model, y, pred):
     if problem is not None:
         return [], problem
     w = np.ones(y.shape[0])
-    return [(m, get_metric(m)(y, pred, w)) for m in metrics_for_objective(model.objective)
+    return [(m, get_metric(m, model.params)(y, pred, w))
+            for m in metrics_for_objective(model.objective)
             if not is_ranking(m)], None
 
 

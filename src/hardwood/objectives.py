@@ -124,6 +124,18 @@ def _grad_tweedie(i0, i1, pred, y, w, weighted, rho, g, h):
         h[i] = ((2.0 - rho) * e2 - y[i] * (1.0 - rho) * e1) * wi
 
 
+@njit(cache=True, nogil=True, error_model="numpy")
+def _grad_quantile(i0, i1, pred, y, w, weighted, alpha, g, h):
+    """The pinball loss of quantile ``alpha``: g = 1 - alpha where the prediction is at or
+    above the label, -alpha below it; h = 1 (the leaves are refit to the residuals'
+    quantile)."""
+    pred, y, w, g, h = _rows(i0, i1, pred, y, w, weighted, g, h)
+    for i in range(y.shape[0]):
+        wi = _weight(w, weighted, i)
+        g[i] = ((1.0 - alpha) if pred[i] - y[i] >= 0 else -alpha) * wi
+        h[i] = wi
+
+
 _NO_WEIGHTS = np.ones(1)
 
 
@@ -177,7 +189,7 @@ def _grad_softmax(b0, b1, pred, y, w, weighted, hess_factor, g, h):
 
 
 # the one-output kernels of _grad_range
-SQUARED, ABSOLUTE, HUBER, LOGISTIC, POISSON, GAMMA, TWEEDIE = range(7)
+SQUARED, ABSOLUTE, HUBER, LOGISTIC, POISSON, GAMMA, TWEEDIE, QUANTILE = range(8)
 GRAD_BLOCK = 16384  # rows of one task of _grad_blocks
 
 
@@ -185,7 +197,7 @@ GRAD_BLOCK = 16384  # rows of one task of _grad_blocks
 def _grad_range(i0, i1, kind, pred, y, w, weighted, param, g, h):
     """Rows ``i0 .. i1 - 1`` of the one-output gradient kernel ``kind``; ``param`` is the
     kernel's own number, where it takes one (Huber's slope, Poisson's hessian scale,
-    Tweedie's variance power)."""
+    Tweedie's variance power, the quantile)."""
     if kind == SQUARED:
         _grad_squared(i0, i1, pred, y, w, weighted, g, h)
     elif kind == ABSOLUTE:
@@ -198,6 +210,8 @@ def _grad_range(i0, i1, kind, pred, y, w, weighted, param, g, h):
         _grad_gamma(i0, i1, pred, y, w, weighted, g, h)
     elif kind == TWEEDIE:
         _grad_tweedie(i0, i1, pred, y, w, weighted, param, g, h)
+    elif kind == QUANTILE:
+        _grad_quantile(i0, i1, pred, y, w, weighted, param, g, h)
     else:
         _grad_logistic(i0, i1, pred, y, w, weighted, g, h)
 
@@ -220,7 +234,8 @@ def _softmax_blocks(pred, y, w, weighted, hess_factor, g, h):
 
 _KERNELS = {SQUARED: _grad_squared, ABSOLUTE: _grad_absolute, LOGISTIC: _grad_logistic,
             GAMMA: _grad_gamma}
-_KERNELS_OF_A_PARAM = {HUBER: _grad_huber, POISSON: _grad_poisson, TWEEDIE: _grad_tweedie}
+_KERNELS_OF_A_PARAM = {HUBER: _grad_huber, POISSON: _grad_poisson, TWEEDIE: _grad_tweedie,
+                       QUANTILE: _grad_quantile}
 
 
 def _one_output(kind, pred, y, w, g, h, parallel, param=0.0):
@@ -236,6 +251,23 @@ def _one_output(kind, pred, y, w, g, h, parallel, param=0.0):
                    g[0], h[0])
     else:
         run_ranges(_KERNELS[kind], y.shape[0], pred, y, *weighted_args, g[0], h[0])
+
+
+def _xgboost_quantile(values, weights, alpha):
+    """Quantile ``alpha`` of ``values`` by XGBoost's rule: without sample weights (None),
+    linear interpolation at ``alpha (n + 1)`` (its ``common::Quantile``, numpy's 'weibull');
+    with weights, the first value whose cumulative weight reaches ``alpha`` of the total
+    (``common::WeightedQuantile``, no interpolation)."""
+    if alpha == 0.5:
+        return _weighted_median(values, weights)
+    if weights is None:
+        return float(np.quantile(values, alpha, method="weibull")) if values.size else 0.0
+    order = np.argsort(values, kind="mergesort")
+    v = values[order]
+    cw = np.cumsum(weights[order])
+    if cw[-1] <= 0:
+        return 0.0
+    return float(v[min(int(np.searchsorted(cw, alpha * cw[-1])), v.size - 1)])
 
 
 def _weighted_median(values, weights):
@@ -327,20 +359,30 @@ class SquaredError(Objective):
 
 
 def _lightgbm_median(values, weights):
-    """The median by LightGBM's rule (4.7, measured against it): without weights, as
-    ``np.median``; with weights (taken as float32, as LightGBM stores them), over the values
-    sorted with their cumulative weights ``cw``: the first value whose ``cw`` passes half
-    the total, or the first or last value where that is one; otherwise, between that value
-    ``b`` and the one before it ``a``, ``a + (half - cw[a]) / w[b] * (b - a)`` where ``b``
-    weighs at least 1, else ``a``. (1..5 with weights 1 gives 2.5, where XGBoost's rule
-    gives 3.)"""
+    return _lightgbm_quantile(values, weights, 0.5)
+
+
+def _lightgbm_quantile(values, weights, alpha):
+    """Quantile ``alpha`` by LightGBM's rule (4.7, its medians measured against it; its
+    quantiles, ``alpha`` in float32, against its ``quantile`` objective): without weights,
+    linear interpolation at ``alpha (n - 1)`` (``np.quantile``; ``np.median`` for 0.5); with
+    weights (taken as float32, as LightGBM stores them), over the values sorted with their
+    cumulative weights ``cw``: the first value whose ``cw`` passes ``alpha`` of the total
+    (``half`` below), or the first or last value where that is one; otherwise, between that
+    value ``b`` and the one before it ``a``, ``a + (half - cw[a]) / w[b] * (b - a)`` where
+    ``b`` weighs at least 1, else ``a``. (1..5 with weights 1 gives a median of 2.5, where
+    XGBoost's rule gives 3.)"""
     n = values.size
     if weights is None or n <= 1:
-        return _weighted_median(values, None) if n != 1 else float(values[0])
+        if n == 1:
+            return float(values[0])
+        if alpha == 0.5:
+            return _weighted_median(values, None)
+        return float(np.quantile(values, alpha)) if n else 0.0
     order = np.argsort(values, kind="mergesort")
     v = values[order]
     cw = np.cumsum(weights[order].astype(np.float32).astype(np.float64))
-    half = cw[-1] * 0.5
+    half = cw[-1] * alpha
     pos = min(int(np.searchsorted(cw, half, side="right")), n - 1)
     if pos == 0 or pos == n - 1:
         return float(v[pos])
@@ -383,6 +425,32 @@ class AbsoluteError(Objective):
 
     def leaf_value(self, residual, weight):
         return self._median(residual, weight)
+
+
+class Quantile(AbsoluteError):
+    """The pinball loss of one quantile, ``quantile_alpha`` (XGBoost's ``reg:quantileerror``,
+    which needs it; LightGBM's ``quantile``, whose ``alpha`` it is, 0.9 by default), taken in
+    float32 as both libraries take it. As the absolute error (its 0.5 up to a factor), its
+    leaves are refit to the quantile of their residuals, and it starts from the labels'
+    quantile, by the rule of the library whose name trained it (``_xgboost_quantile``,
+    ``_lightgbm_quantile``)."""
+    name = "reg:quantileerror"
+    default_metric = "quantile"
+
+    def __init__(self, params):
+        Objective.__init__(self, params)
+        self.lightgbm = self._named_as(("quantile",))
+        alpha = params.get("quantile_alpha")  # (LightGBM's 0.9 set by train.params)
+        if alpha is None:
+            raise ValueError("objective 'reg:quantileerror' needs quantile_alpha, the "
+                             "quantile in (0, 1), as XGBoost's ('quantile', LightGBM's name, "
+                             "takes alpha, 0.9 by default)")
+        self.alpha = float(np.float32(alpha))
+        rule = _lightgbm_quantile if self.lightgbm else _xgboost_quantile
+        self._median = lambda values, weights: rule(values, weights, self.alpha)
+
+    def gradients(self, pred, y, w, g, h, parallel=False):
+        _one_output(QUANTILE, pred, y, w, g, h, parallel, self.alpha)
 
 
 class PseudoHuber(Objective):
@@ -671,10 +739,9 @@ def _predict_only(name, task, transform_code, outputs="one"):
 
 
 OBJECTIVES = {o.name: o for o in (
-    SquaredError, AbsoluteError, PseudoHuber, Poisson, Gamma, Tweedie, BinaryLogistic, Softmax,
-    RankNDCG, RankPairwise,
+    SquaredError, AbsoluteError, Quantile, PseudoHuber, Poisson, Gamma, Tweedie,
+    BinaryLogistic, Softmax, RankNDCG, RankPairwise,
     _predict_only("reg:squaredlogerror", "regression", IDENTITY),
-    _predict_only("reg:quantileerror", "regression", IDENTITY),
     _predict_only("reg:logistic", "regression", SIGMOID),
     _predict_only("survival:cox", "regression", EXP),  # (XGBoost's: hazard ratios exp(margin))
     _predict_only("cross_entropy_lambda", "regression", SOFTPLUS),
@@ -699,6 +766,7 @@ ALIASES = {
     "binary": "binary:logistic", "multiclass": "multi:softprob", "softmax": "multi:softprob",
     "multi:softmax": "multi:softprob", "lambdarank": "rank:ndcg",
     "poisson": "count:poisson", "gamma": "reg:gamma", "tweedie": "reg:tweedie",
+    "quantile": "reg:quantileerror",
 }
 # what each task trains when no objective is given (training parameters, estimators)
 DEFAULT_OBJECTIVE = {o.task: o.name for o in (SquaredError, BinaryLogistic, Softmax, RankNDCG)}
@@ -746,7 +814,8 @@ def lightgbm_flavoured(name) -> bool:
     leaf medians, binary's base score, softmax's hessian, Poisson's trees without XGBoost's
     cap on the leaves: ``Objective._named_as``, ``train.params._xgboost_poisson_step``)."""
     return (isinstance(name, str)
-            and name.lower() in LIGHTGBM_L1 + ("binary", "poisson") + LIGHTGBM_SOFTMAX)
+            and name.lower() in LIGHTGBM_L1 + ("binary", "poisson", "quantile")
+            + LIGHTGBM_SOFTMAX)
 
 
 def trains_as(name):

@@ -105,7 +105,7 @@ class _GBDTBase(BaseEstimator):
                  top_rate=None, other_rate=None, device="cpu", importance_type="total_gain",
                  scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
                  min_child_samples=0, max_cat_threshold=64, max_delta_step=None,
-                 tweedie_variance_power=None):
+                 tweedie_variance_power=None, quantile_alpha=None):
         self.n_estimators = n_estimators
         self.learning_rate = learning_rate
         self.max_depth = max_depth
@@ -140,6 +140,7 @@ class _GBDTBase(BaseEstimator):
         self.interaction_constraints = interaction_constraints
         self.max_delta_step = max_delta_step  # None: the objective's (count:poisson: 0.7)
         self.tweedie_variance_power = tweedie_variance_power  # None: reg:tweedie's 1.5
+        self.quantile_alpha = quantile_alpha  # reg:quantileerror's quantile
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -200,7 +201,7 @@ class _GBDTBase(BaseEstimator):
         if self.base_score is not None:
             p["base_score"] = self.base_score
         for k in ("monotone_constraints", "interaction_constraints",  # (by index or name)
-                  "max_delta_step", "tweedie_variance_power"):
+                  "max_delta_step", "tweedie_variance_power", "quantile_alpha"):
             if getattr(self, k) is not None:
                 p[k] = getattr(self, k)
         return p
@@ -669,7 +670,7 @@ class GBDTRanker(_GBDTBase):
                  scale_pos_weight=1.0, monotone_constraints=None, interaction_constraints=None,
                  lambdarank_truncation_level=30, lambdarank_norm=True, label_gain=None,
                  sigmoid=1.0, min_child_samples=0, max_cat_threshold=64, max_delta_step=None,
-                 tweedie_variance_power=None):
+                 tweedie_variance_power=None, quantile_alpha=None):
         # every parameter spelled out: scikit-learn reads get_params from this signature
         super().__init__(
             n_estimators=n_estimators, learning_rate=learning_rate, max_depth=max_depth,
@@ -686,7 +687,7 @@ class GBDTRanker(_GBDTBase):
             monotone_constraints=monotone_constraints,
             interaction_constraints=interaction_constraints, min_child_samples=min_child_samples,
             max_cat_threshold=max_cat_threshold, max_delta_step=max_delta_step,
-            tweedie_variance_power=tweedie_variance_power)
+            tweedie_variance_power=tweedie_variance_power, quantile_alpha=quantile_alpha)
         self.lambdarank_truncation_level = lambdarank_truncation_level
         self.lambdarank_norm = lambdarank_norm
         self.label_gain = label_gain

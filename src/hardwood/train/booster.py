@@ -165,7 +165,7 @@ class Booster:
         self.metric_names = p["eval_metric"] or [obj.default_metric]
         self.custom_metrics = CustomMetrics()  # hardwood.train sets the user's
         for m in self.metric_names:
-            M.get_metric(m)
+            M.get_metric(m, p)
             M.check_metric_for_objective(m, obj.name)
         for v, name in zip(self.valid_sets, self.valid_names):
             if v is not train_set:
@@ -419,7 +419,8 @@ class Booster:
             vw = v.weight if v.weight is not None else np.ones(v.n_rows)
             out[name] = {m: (M.get_metric(m)(v.label, pred, v.weight, group=v.group,
                                              gain=getattr(self.obj, "gain", None))
-                             if M.is_ranking(m) else M.get_metric(m)(v.label, pred, vw))
+                             if M.is_ranking(m) else
+                             M.get_metric(m, self.params)(v.label, pred, vw))
                          for m in self.metric_names}
             if self.custom_metrics:  # (custom_metric / feval: train/custom_metric.py)
                 user = pred[:, 0] if pred.ndim == 2 and pred.shape[1] == 1 else pred

@@ -63,6 +63,8 @@ DEFAULTS = {
     # LightGBM's poisson: its hessian's scale is exp of it (XGBoost's: max_delta_step's)
     "poisson_max_delta_step": 0.7,
     "tweedie_variance_power": 1.5,  # reg:tweedie, in [1, 2)
+    # reg:quantileerror's quantile, in (0, 1) (XGBoost's name; LightGBM's quantile: alpha)
+    "quantile_alpha": None,
     "scale_pos_weight": 1.0,  # binary: the positive rows' gradients scaled (not the base score)
     "is_unbalance": False,  # binary, LightGBM's: the smaller class's gradients scaled up
     # internal: objectives.class_scales fixed from all the labels (hardwood.dask sets it)
@@ -81,7 +83,8 @@ DEFAULTS = {
 # the parameters of one objective: (what it is, the objective); given to another, an error
 OBJECTIVE_PARAMS = {"huber_slope": ("the delta of", "reg:pseudohubererror"),
                     "poisson_max_delta_step": ("the hessian offset of", "count:poisson"),
-                    "tweedie_variance_power": ("the variance power of", "reg:tweedie")}
+                    "tweedie_variance_power": ("the variance power of", "reg:tweedie"),
+                    "quantile_alpha": ("the quantile of", "reg:quantileerror")}
 
 # LightGBM's defaults that are not XGBoost's, taken where num_leaves brings LightGBM's growth
 # (and its missing rule, "missing_rule", whose scans count min_data_in_leaf as LightGBM's)
@@ -206,7 +209,7 @@ def _check_sampling(p):
 # ``alpha`` is LightGBM's Huber/quantile parameter, not XGBoost's L1 regularisation
 LIGHTGBM_OBJECTIVES = {"regression", "regression_l2", "l2", "mse", "mean_squared_error",
                        "regression_l1", "l1", "mean_absolute_error", "mae", "binary", "multiclass",
-                       "softmax", "lambdarank", "poisson", "gamma", "tweedie"}
+                       "softmax", "lambdarank", "poisson", "gamma", "tweedie", "quantile"}
 
 
 def _lightgbm_alpha(params):
@@ -217,6 +220,11 @@ def _lightgbm_alpha(params):
     obj = params.get("objective")
     if "alpha" not in params or not (isinstance(obj, str) and obj.lower() in LIGHTGBM_OBJECTIVES):
         return params
+    if obj.lower() == "quantile":  # its quantile
+        if "quantile_alpha" in params:
+            raise ValueError("parameters 'alpha' (LightGBM's quantile) and 'quantile_alpha' "
+                             "are the same setting under objective 'quantile'; give one")
+        return {("quantile_alpha" if k == "alpha" else k): v for k, v in params.items()}
     warnings.warn(f"alpha is LightGBM's Huber/quantile parameter under its objective names, "
                   f"and objective {obj!r} does not use it: ignored (L1 regularisation is "
                   "reg_alpha, or lambda_l1)", UserWarning, stacklevel=4)
@@ -293,7 +301,6 @@ FOREIGN_HINTS = {
                              "the estimator's constructor), with a set in valid_sets",
     "early_stopping_round": "pass early_stopping_rounds=n to hardwood.train (or to the "
                             "estimator's constructor), with a set in valid_sets",
-    "quantile_alpha": "hardwood does not train quantile regression (reg:quantileerror)",
     "pos_bagging_fraction": "hardwood has no per-class bagging (LightGBM's "
                             "pos_bagging_fraction)",
     # LightGBM's categorical method, which hardwood does not have (its categorical splits
@@ -314,6 +321,26 @@ FOREIGN_HINTS = {
                          "hardwood.RandomForestRegressor / RandomForestClassifier",
     "group_categories": "it is the Dataset's: hardwood.Dataset(X, y, group_categories=True)",
 }
+
+
+def _check_quantile_alpha(p):
+    """One quantile in (0, 1): a number, or XGBoost's list of one (XGBoost trains one
+    output per quantile of a longer list; hardwood does not yet); LightGBM's 0.9 under its
+    name 'quantile'."""
+    a = p["quantile_alpha"]
+    if a is None:
+        objective = p["objective"]
+        if isinstance(objective, str) and objective.lower() == "quantile":
+            p["quantile_alpha"] = 0.9  # LightGBM's default alpha
+        return
+    if isinstance(a, (list, tuple)):
+        if len(a) != 1:
+            raise ValueError(f"quantile_alpha={a!r}: hardwood trains one quantile per model; "
+                             "train a model for each quantile")
+        a = a[0]
+    if not isinstance(a, numbers.Real) or isinstance(a, bool) or not 0.0 < a < 1.0:
+        raise ValueError(f"quantile_alpha must be a number in (0, 1), got {p['quantile_alpha']!r}")
+    p["quantile_alpha"] = float(a)
 
 
 def _xgboost_poisson_step(p, params, seen):
@@ -546,6 +573,7 @@ def _resolve(params):
     _num(p, "max_cat_threshold", 1, integer=True)
     _num(p, "huber_slope", 0, lo_open=True)
     _num(p, "max_delta_step", 0)
+    _check_quantile_alpha(p)
     _num(p, "poisson_max_delta_step", 0)
     _xgboost_poisson_step(p, params, seen)
     _num(p, "tweedie_variance_power", 1, 2)

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import metrics as M
 from ..backends.base import make_backend
+from ..backends.split import ZERO_EDGE
 from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
@@ -58,7 +59,7 @@ class Booster:
             raise ValueError(f"params max_bin={p['max_bin']} differs from the Dataset's max_bin="
                              f"{train_set.max_bin}; build the Dataset with max_bin={p['max_bin']}")
         self.valid_sets, self.valid_names = _check_valid_sets(train_set, valid_sets, valid_names)
-        init = _load_init_model(init_model)
+        init = _from_best_rounds(_load_init_model(init_model), p, named)
         y = train_set.label
         n = train_set.n_rows
         # (by the loss trained: an alias, multi:softmax, names softprob's; LightGBM's name of
@@ -595,6 +596,30 @@ def _load_init_model(init_model):
                     f"{type(init_model).__name__}")
 
 
+def _from_best_rounds(init, p, named):
+    """An early-stopped ``init`` predicts with its rounds up to ``best_iteration``, as
+    LightGBM's. Under LightGBM's names training continues from those rounds, as LightGBM's
+    does (``lgb.train`` returns its model cut there): it continued from every round, the
+    ones past the best too, 0.449 off LightGBM's continued model. Under XGBoost's names it
+    continues from every round, as XGBoost's, with a warning: what ``init`` predicted is not
+    where its trees continue (``init_model=model[:model.best_iteration + 1]`` is)."""
+    if init is None or init.best_iteration is None:
+        return init
+    best = int(init.best_iteration) + 1
+    if best >= init.num_boosted_rounds:
+        return init
+    lightgbm = p["drop_unsplittable"] or (
+        isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES)
+    if lightgbm:
+        return init[:best]
+    warnings.warn(f"init_model stopped early: it predicts with its first {best} rounds "
+                  f"(best_iteration {init.best_iteration}), but training continues from all "
+                  f"its {init.num_boosted_rounds} rounds, as XGBoost's does; to continue from "
+                  f"its best rounds, pass init_model=model[:{best}] (LightGBM's names do that)",
+                  UserWarning, stacklevel=4)
+    return init
+
+
 def _check_init_model(init, train_set, K):
     info = train_set.info
     if init.n_outputs != K:
@@ -659,6 +684,13 @@ def bin_tree(tree, train_set) -> BinnedTree:
             lower = np.concatenate([[-np.inf], edges[:-1]])
             left_bins = edges <= t
             right_bins = lower >= t
+            if abs(t) == ZERO_EDGE:
+                # LightGBM's edges next to 0.0 (Grower.lightgbm_threshold) lie inside the bin
+                # of the values around 0.0, which all lie on one side of them
+                for b in np.flatnonzero(~(left_bins | right_bins)):
+                    side = _side_of_zero_edge(bm, f, lower[b], edges[b], t)
+                    if side is not None:
+                        left_bins[b], right_bins[b] = side, not side
             if not np.all(left_bins | right_bins):
                 b = int(np.flatnonzero(~(left_bins | right_bins))[0])
                 raise ValueError(f"init_model splits feature {f} at {t!r}, inside a bin of this "
@@ -677,6 +709,27 @@ def bin_tree(tree, train_set) -> BinnedTree:
                       table=np.concatenate(tables) if tables else np.zeros(1, dtype=np.uint8),
                       left=tree.left.astype(np.int64), right=tree.right.astype(np.int64),
                       value=np.asarray(tree.value, dtype=np.float64))
+
+
+def _side_of_zero_edge(bm, f, lo, hi, t):
+    """Whether the training values of feature ``f`` in the bin (lo, hi] lie left of a
+    threshold ``t`` of +-1e-35 (True), right of it (False), or on both sides or unknown
+    (None), from the values around 0.0 that the bin mapper recorded (its greatest value
+    below 0.0, least above, and whether 0.0 is one). A LightGBM-rule model (num_leaves, or
+    missing_rule='lightgbm') splits there next to 0.0: continuing it on its own Dataset was
+    refused as "a split inside a bin"."""
+    below = getattr(bm, "below_zero", None)
+    if below is None:
+        return None
+    below, above, zero = float(below[f]), float(bm.above_zero[f]), bool(bm.has_zero[f])
+    if (not np.isnan(below) and below > -ZERO_EDGE) or (not np.isnan(above)
+                                                          and above <= ZERO_EDGE):
+        return None  # (values within 1e-35 of 0.0: the recorded ones do not tell)
+    negative = not np.isnan(below) and below > lo  # (the bin holds a value below 0.0)
+    positive = not np.isnan(above) and above <= hi
+    left = negative or (zero and t > 0)
+    right = positive or (zero and t < 0)
+    return None if left == right else left
 
 
 # -- checks and messages ------------------------------------------------------------------

@@ -103,20 +103,29 @@ class EarlyStopping(TrainingCallback):
         self._warned_nan = False
 
     def before_training(self, model):
+        """A new training: the best round so far is forgotten (an EarlyStopping reused over
+        trainings kept the last one's, and stopped the next at a round of its own)."""
+        self.best_iteration = None
+        self.best_score = None
+        self._warned_nan = False
         if model is not None:
-            self._check(model.evals_result)
+            self._check(model.evals_result, metric=not self.metrics_pending)
         return model
 
-    def _check(self, evals_log):
+    # set by hardwood.train before training where custom metrics (custom_metric, feval) are
+    # given: their names are known from the first round on, and the metric is checked then
+    metrics_pending = False
+
+    def _check(self, evals_log, metric=True):
         """A ValueError naming what is evaluated when the set or metric watched is not (a bare
         KeyError from the loop, 'validation_0', before)."""
         if self.data_name not in evals_log:
             raise ValueError(f"EarlyStopping watches data set {self.data_name!r}, but training "
                              f"evaluates {list(evals_log) or 'none (give valid_sets=)'}")
-        if self.metric not in evals_log[self.data_name]:
+        if metric and self.metric not in evals_log[self.data_name]:
             raise ValueError(f"EarlyStopping watches metric {self.metric!r}, but training "
                              f"scores {list(evals_log[self.data_name])} on {self.data_name!r} "
-                             "(add it to eval_metric)")
+                             "(add it to eval_metric, or score it by custom_metric)")
 
     def after_iteration(self, model, epoch, evals_log):
         self._check(evals_log)
@@ -136,8 +145,9 @@ class EarlyStopping(TrainingCallback):
         if better:
             self.best_score = score
             self.best_iteration = epoch
-        model.best_iteration = self.best_iteration
-        model.best_score = self.best_score
+        # (the best round is not written on ``model``: the callbacks after this one predict
+        # with it, and a Model's best_iteration cuts its predictions there; hardwood.train
+        # writes it on the model it returns)
         return epoch - self.best_iteration >= self.rounds
 
 

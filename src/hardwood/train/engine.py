@@ -111,6 +111,9 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
     evals_result = {name: {m: [] for m in bst.metric_names} for name in bst.valid_names}
     t_start = time.perf_counter()
     watched = bool(cbs.callbacks) or early_stopping_rounds is not None
+    for cb in cbs.callbacks:
+        if isinstance(cb, EarlyStopping):  # (custom metrics are named by the first round)
+            cb.metrics_pending = bool(bst.custom_metrics)
     cbs.before_training(bst.model(evals_result) if watched else None)
     bst.expect_rounds(num_boost_round)
     for it in range(bst.rounds, bst.rounds + int(num_boost_round)):
@@ -127,7 +130,7 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
         if watched and cbs.after_iteration(bst.model(evals_result), it, evals_result):
             break
     # the best round of the built-in early stopping, else of an EarlyStopping the caller
-    # passed (its best round was written on the round's snapshot only: lost)
+    # passed
     stoppers = [es] if es is not None else [cb for cb in cbs.callbacks
                                             if isinstance(cb, EarlyStopping)]
     for stop in stoppers[-1:]:

@@ -142,3 +142,72 @@ def test_a_model_grown_by_lightgbms_rules_continues_on_its_own_dataset(case):
     if case == "zeros":
         assert any(abs(t) == 1e-35 or abs(t) == np.float32(1e-35)
                    for tree in once.trees for t in tree.threshold[tree.feature >= 0])
+
+
+# -- probe 50: models edited or built in memory -----------------------------------------------
+def _small_model():
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = X[:, 0] + rng.normal(size=500) * 0.1
+    return hw.train({"max_depth": 3}, hw.Dataset(X, y), 3), X
+
+
+@pytest.mark.parametrize("edit,match", [
+    (lambda t: ("left", 10**6), "child index outside"),
+    (lambda t: ("left", 0), "cycle"),
+    (lambda t: ("feature", 40), r"feature holds an index outside \[-1, 3\)"),
+    (lambda t: ("value", None), "value has length"),
+])
+@pytest.mark.parametrize("how", ["predict", "contrib", "compile", "struct+"])
+def test_a_tree_edited_in_memory_is_checked_before_any_kernel_reads_it(edit, match, how):
+    """Only a loaded file's trees were checked (``validate_tree``): a child index set past a
+    tree's end in memory was a segfault, a child pointing back an endless ``predict``, a
+    split on a feature the model lacks garbage that changed from run to run, a shortened
+    ``value`` array NaN or 1e293. ``Tree.freeze`` invites assigning new arrays."""
+    model, X = _small_model()
+    t = model.trees[0]
+    name, v = edit(t)
+    if v is None:
+        t.value = t.value[:3].copy()
+    else:
+        a = getattr(t, name).copy()
+        a[0] = v
+        setattr(t, name, a)
+    with pytest.raises(ValueError, match=match):
+        if how == "predict":
+            model.predict(X[:5])
+        elif how == "contrib":
+            model.predict(X[:5], output="contrib")
+        elif how == "compile":
+            hw.compile(model)
+        else:
+            model.predict(X[:5], runtime="struct+")
+
+
+def test_a_model_built_from_bad_trees_or_outputs_is_named():
+    """``hw.Model`` over a tree splitting feature 40 of 3 predicted garbage; one base score
+    for a three-class model was spread over the classes; a binary objective on three
+    outputs predicted rows that do not sum to 1 (``hw.load`` refuses each)."""
+    from hardwood.model.tree import TREE_FIELDS, Tree
+
+    model, X = _small_model()
+    t = model.trees[0]
+    arrays = {k: getattr(t, k).copy() for k in (*TREE_FIELDS, "cat_bitsets")}
+    arrays["feature"][0] = 40
+    bad = hw.Model([Tree.from_arrays(**arrays), *model.trees[1:]], model.tree_group,
+                   model.base_score, model.objective, model.n_outputs, model.info)
+    with pytest.raises(ValueError, match="feature holds an index outside"):
+        bad.predict(X[:5])
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    multi = hw.train({"objective": "multi:softprob", "max_depth": 3}, hw.Dataset(X, y), 3)
+    expected = multi.predict(X[:3])
+    multi.base_score = np.array([0.7])
+    with pytest.raises(ValueError, match="1 numbers for the model's 3 outputs"):
+        multi.predict(X[:3])
+    multi.base_score = np.zeros(3)
+    multi.objective = "binary:logistic"
+    with pytest.raises(ValueError, match="does not fit the model's 3 outputs"):
+        multi.predict(X[:3])
+    multi.objective = "multi:softprob"  # (whole again: it predicts)
+    np.testing.assert_allclose(multi.predict(X[:3]).sum(axis=1), 1.0)
+    assert multi.predict(X[:3]).shape == expected.shape

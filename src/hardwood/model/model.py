@@ -10,7 +10,7 @@ import numpy as np
 from ..data.convert import FeatureInfo, sparse_row_blocks, to_float_matrix
 from ..explain import treeshap
 from ..parallel import guard
-from ..objectives import transform_margin
+from ..objectives import OBJECTIVES, transform_margin
 from ..predict.naive import pack, predict_leaf, predict_raw
 from .tree import Tree, tree_edits
 
@@ -201,9 +201,23 @@ class Model:
                          base.tobytes()))
 
     def check_structure(self):
-        """The tree list and ``tree_group`` must agree before any kernel reads them (a tree
-        appended without its group sent the kernels past the end of the groups: memory
-        corruption); a ``ValueError`` says what does not."""
+        """The model must hold together before any kernel reads it (Numba's kernels check no
+        index): the tree list and ``tree_group`` agree (a tree appended without its group
+        sent the kernels past the end of the groups: memory corruption), every tree is whole
+        (``model.io.validate_tree``, as a loaded file's: a child index past the tree's end,
+        set in memory, was a segfault, a child pointing back an endless walk, a split on a
+        feature the model lacks garbage), and the base score and objective fit the outputs
+        (one base score for three classes was spread over them). A ``ValueError`` says what
+        does not. Checked once per version of the model (trees, objective, base score)."""
+        version = _Version((*self._compiled_version(), self.info))
+        if version == self.__dict__.get("_checked"):
+            return
+        self._check_structure()
+        self.__dict__["_checked"] = version
+
+    def _check_structure(self):
+        from .io import validate_tree
+
         g = np.asarray(self.tree_group)
         n = len(self.trees)
         bad = next((i for i, t in enumerate(self.trees) if not isinstance(t, Tree)), None)
@@ -217,12 +231,29 @@ class Model:
         if n and (g.min() < 0 or g.max() >= max(self.n_outputs, 1)):
             raise ValueError(f"tree_group holds output {int(g.min() if g.min() < 0 else g.max())}"
                              f", outside the model's {self.n_outputs} outputs")
+        base = np.asarray(self.base_score, dtype=np.float64)
+        if base.size != self.n_outputs or not np.all(np.isfinite(base)):
+            raise ValueError(f"base_score holds {base.size} numbers for the model's "
+                             f"{self.n_outputs} outputs; it needs one finite number per output")
+        o = OBJECTIVES.get(self.objective) if isinstance(self.objective, str) else None
+        if o is not None and o.outputs != "any" and (
+                (o.outputs == "per_class") != (self.n_outputs > 1)):
+            raise ValueError(f"objective {self.objective!r} does not fit the model's "
+                             f"{self.n_outputs} outputs")
+        info, edits = self.info, tree_edits()
+        key = (info.n_features, tuple(info.n_categories), edits)
+        for i, t in enumerate(self.trees):
+            if t.__dict__.get("_valid_for") == key:
+                continue  # (whole since the last edit of any tree)
+            validate_tree(t, info.n_features, info.n_categories,  # (a ValueError)
+                          np.asarray(info.is_categorical, dtype=bool), f"model.trees[{i}]")
+            t.__dict__["_valid_for"] = key
 
     def packed(self):
+        self.check_structure()
         version = self._trees_version()
         cached = self.__dict__.get("_packed")
         if cached is None or cached[0] != version:
-            self.check_structure()
             for t in self.trees:  # changed in place, they would differ from the packed copy
                 t.freeze()
             cached = self._packed = (version, pack(self.trees, self.tree_group,
@@ -325,6 +356,7 @@ class Model:
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
+        self.check_structure()
         blocks = sparse_row_blocks(X)
         if blocks is not None:  # a wide sparse matrix: a block of rows made dense at a time
             X, block = blocks

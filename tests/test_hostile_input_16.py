@@ -211,3 +211,41 @@ def test_a_model_built_from_bad_trees_or_outputs_is_named():
     multi.objective = "multi:softprob"  # (whole again: it predicts)
     np.testing.assert_allclose(multi.predict(X[:3]).sum(axis=1), 1.0)
     assert multi.predict(X[:3]).shape == expected.shape
+
+
+def test_lightgbms_metric_none_keeps_the_custom_metrics_only():
+    """``metric='None'`` (LightGBM's way to score by ``feval`` alone) was refused as an
+    unknown metric."""
+    lgb = pytest.importorskip("lightgbm")
+    X, y = _data(1000)
+    ds = hw.Dataset(X, y)
+
+    def feval(pred, data):
+        return "mae2", float(np.mean(np.abs(pred - data.get_label()))), False
+
+    ours, theirs = {}, {}
+    for none in ("None", "none", "na", "custom"):
+        hw.train({"metric": none, "num_leaves": 8}, ds, 4, valid_sets=[ds], valid_names=["t"],
+                 feval=feval, evals_result=ours)
+        lgb.train({"metric": none, "num_leaves": 8, "verbose": -1, "num_threads": 1},
+                  lgb.Dataset(X, y), 4, valid_sets=[lgb.Dataset(X, y)], valid_names=["t"],
+                  feval=feval, callbacks=[lgb.record_evaluation(theirs)])
+        assert list(ours["t"]) == list(theirs["t"]) == ["mae2"]
+        np.testing.assert_allclose(ours["t"]["mae2"], theirs["t"]["mae2"], rtol=1e-6)
+    hw.train({"metric": "None"}, ds, 2, valid_sets=[ds], valid_names=["t"], evals_result=ours)
+    assert ours == {"t": {}}
+    with pytest.raises(ValueError, match="needs a metric to watch"):
+        hw.train({"metric": "None"}, ds, 2, valid_sets=[ds], early_stopping_rounds=2)
+
+
+@pytest.mark.parametrize("name,value,match", [
+    ("class_weight", "balanced", "compute_sample_weight"),
+    ("warm_start", True, "init_model=estimator.model_"),
+    ("enable_categorical", True, "'category' columns are categorical"),
+    ("missing", -999, "NaN is the missing value")])
+def test_the_estimators_name_what_to_do_for_the_peers_parameters(name, value, match):
+    """``class_weight`` was answered "did you mean 'scale_pos_weight', 'min_child_weight'?",
+    ``warm_start`` "did you mean 'random_state'?" (probes 48, 49)."""
+    with pytest.raises(TypeError, match=match) as err:
+        hw.GBDTClassifier(**{name: value})
+    assert "did you mean" not in str(err.value)

@@ -454,6 +454,20 @@ def _constructor_signature(cls):
     return sig.replace(parameters=[p for n, p in sig.parameters.items() if n != "self"])
 
 
+# the peers' estimator parameters that hardwood's estimators do not take, and what to do
+# instead (difflib offered random_state for warm_start, scale_pos_weight for class_weight)
+ESTIMATOR_HINTS = {
+    "class_weight": "weigh the classes through fit's sample_weight, e.g. "
+                    "sklearn.utils.class_weight.compute_sample_weight('balanced', y); "
+                    "scale_pos_weight weighs the positive class of a binary problem",
+    "warm_start": "the estimators train from scratch; continue a model with "
+                  "hardwood.train(params, dataset, n, init_model=estimator.model_)",
+    "enable_categorical": "pandas 'category' columns are categorical features without it "
+                          "(or name columns by categorical_features=)",
+    "missing": "NaN is the missing value, always; replace another marker by NaN first",
+}
+
+
 def _refuse_foreign_names(cls, kwargs):
     """A TypeError for keyword arguments the estimator class does not take, saying what it
     takes instead where the name is XGBoost's or LightGBM's (``GBDTClassifier(num_leaves=31)``
@@ -479,6 +493,8 @@ def _refuse_foreign_names(cls, kwargs):
             why += (" with grow_policy='lossguide' (leaf-wise growth, under XGBoost's rules; "
                     "for LightGBM's model, hardwood.train({'num_leaves': ...}) brings its "
                     "rules and defaults)")
+    elif k in ESTIMATOR_HINTS:
+        why = ESTIMATOR_HINTS[k]
     elif k in FOREIGN_HINTS:
         why = FOREIGN_HINTS[k]
     else:

@@ -33,8 +33,8 @@ from . import sampling
 from .custom_metric import CustomMetrics
 from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
-from .params import (ALIASES, DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, OBJECTIVE_PARAMS,
-                     resolve_interactions, resolve_monotone, resolve_params)
+from .params import (ALIASES, DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, NO_METRIC,
+                     OBJECTIVE_PARAMS, resolve_interactions, resolve_monotone, resolve_params)
 
 
 class Booster:
@@ -163,7 +163,8 @@ class Booster:
             raise FloatingPointError(f"the base score (the labels' mean or median) is not "
                                      f"finite: labels range from {float(y.min()):g} to "
                                      f"{float(y.max()):g}; scale the labels")
-        self.metric_names = p["eval_metric"] or [obj.default_metric]
+        self.metric_names = ([] if p["eval_metric"] == [NO_METRIC[0]]  # (LightGBM's "None")
+                             else p["eval_metric"] or [obj.default_metric])
         self.custom_metrics = CustomMetrics()  # hardwood.train sets the user's
         for m in self.metric_names:
             M.get_metric(m, p)

@@ -93,6 +93,9 @@ def train_booster(bst: Booster, num_boost_round=100, early_stopping_rounds=None,
     its workers' pages): rounds, evaluation, callbacks, early stopping; returns the Model."""
     if early_stopping_rounds is not None and not bst.valid_sets:
         raise ValueError("early_stopping_rounds needs at least one set in valid_sets")
+    if early_stopping_rounds is not None and not bst.metric_names and not bst.custom_metrics:
+        raise ValueError("early_stopping_rounds needs a metric to watch, but metric='None' "
+                         "turns the built-in ones off: give a custom_metric (feval) too")
     cbs = CallbackContainer(list(callbacks or []))
     if verbose_eval:
         period = 1 if verbose_eval is True else int(verbose_eval)

@@ -129,6 +129,9 @@ TREE_METHODS = ("auto", "hist", "approx", "exact")
 
 
 MISSING_RULES = ("xgboost", "lightgbm")
+# LightGBM's metric names for "no built-in metric" (custom metrics only); the first stands
+# for them all in resolved parameters
+NO_METRIC = ("None", "none", "null", "na", "custom")
 MONOTONE_METHODS = ("monotone_constraints_method", "monotone_constraining_method", "mc_method")
 
 
@@ -648,6 +651,8 @@ def _resolve(params):
         raise ValueError(f"backend must be 'cpu' or 'reference', got {p['backend']!r}")
     if p["pages"] is not None and not isinstance(p["pages"], (list, tuple, dict)):
         _num(p, "pages", 1, integer=True)
+    if isinstance(p["eval_metric"], str) and p["eval_metric"].lower() in NO_METRIC:
+        p["eval_metric"] = [NO_METRIC[0]]  # (LightGBM's: only the custom metrics, if any)
     if isinstance(p["eval_metric"], str):
         p["eval_metric"] = [p["eval_metric"]]
     elif p["eval_metric"] is not None:

@@ -728,13 +728,15 @@ def scan_numeric_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
 @njit(cache=True, nogil=True)
 def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offsets,
                        n_value_bins, is_cat, lam, alpha, mcw, max_onehot, max_thr, counts,
-                       min_count, rules, lower, upper, mono, lgb, f_gain, f_code, f_dl, f_GL,
-                       f_HL):
+                       min_count, rules, lower, upper, mono, lgb, step, f_gain, f_code, f_dl,
+                       f_GL, f_HL):
     """``scan_range`` under monotone constraints: node ``s`` has bounds ``lower[s]``,
     ``upper[s]`` on its weight, field ``j`` the constraint ``mono[j]`` (-1, 0, +1). ``lgb``:
-    LightGBM's basic method, whose parent term is the unheld score and whose children's
-    L1 term is ``T(G) w`` (XGBoost's: the parent's weight held too, and ``G w + alpha |w|``).
-    ``min_count`` > 0: LightGBM's ``min_data_in_leaf``, node ``s`` having ``counts[s]`` rows."""
+    LightGBM's basic method, whose parent term is the score unheld by the constraints
+    (held within +-``step``, LightGBM's ``max_delta_step``, where that is > 0) and whose
+    children's L1 term is ``T(G) w`` (XGBoost's: the parent's weight held within its bounds
+    too, and ``G w + alpha |w|``). ``min_count`` > 0: LightGBM's ``min_data_in_leaf``,
+    node ``s`` having ``counts[s]`` rows."""
     for t in range(t0, t1):
         s = t // d
         j = t % d
@@ -744,8 +746,14 @@ def scan_bounded_range(t0, t1, d, pool, slots, node_G, node_H, feat_mask, offset
         H = node_H[s]
         lo = lower[s]
         hi = upper[s]
-        parent = (score(G, H, lam, alpha) if lgb else score_given_weight(
-            G, H, lam, alpha, bounded_weight(G, H, lam, alpha, mcw, lo, hi)))
+        if not lgb:
+            parent = score_given_weight(G, H, lam, alpha,
+                                        bounded_weight(G, H, lam, alpha, mcw, lo, hi))
+        elif step > 0.0:
+            parent = score_given_weight(G, H, lam, alpha,
+                                        bounded_weight(G, H, lam, alpha, 0.0, -step, step), lgb)
+        else:
+            parent = score(G, H, lam, alpha)
         n_rows = counts[s] if min_count > 0.0 else 0.0
         cf = n_rows / (H + 2e-15)  # (LightGBM's cnt_factor: its hessian sum + 2 kEpsilon)
         hist = pool[slots[s]]
@@ -852,9 +860,9 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
     run on Python threads (``parallel.run_ranges``), so that the learner compiles no
     ``prange`` kernel; ``parallel``: as one ``prange`` kernel instead (numeric fields), where
     the training loop's other kernels launch so (``Grower.launches_prange``).
-    ``monotone``: (lower, upper, mono, lgb) under monotone constraints: the nodes' bounds on
-    their weights, the fields' constraints and whether LightGBM's rule
-    (``scan_bounded_range``). ``counts``, ``min_count``: the nodes' rows and LightGBM's
+    ``monotone``: (lower, upper, mono, lgb, step) under monotone constraints or a cap on the
+    weights: the nodes' bounds on their weights, the fields' constraints, whether LightGBM's
+    rule and its ``max_delta_step`` (``scan_bounded_range``). ``counts``, ``min_count``: the nodes' rows and LightGBM's
     ``min_data_in_leaf`` (0: none). ``missing_rules``: each field's missing rule (None: all
     ``XGB_MISSING``). ``field_gains``: return each node's best gain per field too, as a
     seventh array ((n_nodes, d))."""
@@ -876,10 +884,10 @@ def find_best_splits(hists, node_G, node_H, feat_mask, offsets, n_value_bins, is
             float(min_count), rules, f_gain, f_code, f_dl, f_GL, f_HL)
     scan = scan_range if is_cat.any() else scan_numeric_range
     if monotone is not None:
-        lower, upper, mono, lgb = monotone
+        lower, upper, mono, lgb, step = monotone
         args = args[:17] + (np.asarray(lower, dtype=np.float64),
                             np.asarray(upper, dtype=np.float64),
-                            np.asarray(mono, dtype=np.int64), bool(lgb)) + args[17:]
+                            np.asarray(mono, dtype=np.int64), bool(lgb), float(step)) + args[17:]
         scan = scan_bounded_range
         parallel = False
     if n_nodes * offsets[d - 1] < PARALLEL_SPLIT_BINS:

@@ -130,10 +130,6 @@ class Booster:
         # root on them, and their subtree on them alone), and its basic monotone gains
         self._lightgbm_constraints = p["drop_unsplittable"] or (
             isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES)
-        if p["max_delta_step"] > 0 and self._lightgbm_constraints:
-            raise ValueError(f"max_delta_step={p['max_delta_step']} is XGBoost's cap on the "
-                             "leaves here; under LightGBM's names (num_leaves, or its "
-                             "objective names) hardwood does not have LightGBM's yet")
         _check_weight_range(train_set.weight, "train_set")
         for v, name in zip(self.valid_sets, self.valid_names):
             if v is not train_set:

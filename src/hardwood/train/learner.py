@@ -213,7 +213,7 @@ class TreeLearner:
                                     parallel=self._prange,
                                     monotone=None if bounds is None else (
                                         bounds[0][pos], bounds[1][pos], gw.mono,
-                                        p.lightgbm_constraints),
+                                        p.lightgbm_constraints, p.max_delta_step),
                                     field_gains=drop,
                                     counts=None if counts is None else counts[pos],
                                     min_count=p.min_data_in_leaf,

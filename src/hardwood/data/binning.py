@@ -78,10 +78,13 @@ def _runs(v):
 EDGE_FIELDS = 16  # fields copied into contiguous rows at a time to find their edges
 
 
-def _edges_of_fields(Xs, fields, max_value_bins, weights):
+def _edges_of_fields(Xs, fields, max_value_bins, weights, near_zero=None):
     """``_numeric_edges`` of the columns ``fields`` of ``Xs``, on all Numba threads (the sort
     and the copies release the GIL). Columns are copied EDGE_FIELDS at a time into contiguous
-    rows: one column of a wide C-ordered matrix is one value per cache line."""
+    rows: one column of a wide C-ordered matrix is one value per cache line. ``near_zero``:
+    ``near_zero_stats``' accumulators, filled from the same contiguous rows (``_near_zero_of``;
+    a pass over the matrix, row by row with the field's accumulators in memory, took 1.3 s of
+    a 2.0 s fit at 200,000 x 500)."""
     from concurrent.futures import ThreadPoolExecutor
 
     import numba
@@ -96,6 +99,10 @@ def _edges_of_fields(Xs, fields, max_value_bins, weights):
             _gather_columns(Xs, np.asarray(cols, dtype=np.int64), rows)
         else:
             rows = np.ascontiguousarray(Xs[:, cols].T)
+        if near_zero is not None:
+            stats, zero = near_zero
+            for i, j in enumerate(cols):
+                stats[0, j], stats[1, j], stats[2, j], zero[j] = _near_zero_of(rows[i])
         return [_numeric_edges(rows[i], max_value_bins, weights) for i in range(len(cols))]
 
     starts = range(0, len(fields), size)
@@ -333,13 +340,12 @@ class BinMapper:
                     cat_maps[j] = _grouped_categories(Xs[:, j], K, max_value_bins, ws)
                     n_value[j] = max_value_bins
         numeric = [j for j in range(d) if not is_categorical[j]]
-        for j, e in zip(numeric, _edges_of_fields(Xs, numeric, max_value_bins, ws)):
+        stats, zero = near_zero_stats(d)
+        for j, e in zip(numeric, _edges_of_fields(Xs, numeric, max_value_bins, ws,
+                                                  (stats, zero))):
             n_value[j] = e.size
             edges[j] = e
         self._set_bins(edges, n_value, cat_maps, is_categorical)
-        stats, zero = near_zero_stats(d)
-        if numeric:
-            _near_zero_dense(Xs, np.asarray(numeric, dtype=np.int64), stats, zero)
         return self.set_near_zero(stats, zero)
 
     def fit_sketches(self, sketches):
@@ -475,7 +481,7 @@ def bin_value(x, edges, lo, n_edges):
 
 
 def near_zero_stats(d):
-    """Empty accumulators of each field's values around 0.0 for ``_near_zero_dense`` and
+    """Empty accumulators of each field's values around 0.0 for ``_near_zero_of`` and
     ``near_zero_flat``: (3, d) rows least value, greatest value < 0, least value > 0 (inf or
     -inf where none yet), and whether 0.0 is a value."""
     stats = np.empty((3, d))
@@ -502,11 +508,20 @@ def _near_zero_add(v, j, stats, zero):
 
 
 @njit(cache=True, nogil=True)
-def _near_zero_dense(X, fields, stats, zero):
-    """``near_zero_stats`` over the ``fields`` of a matrix, one pass row by row."""
-    for i in range(X.shape[0]):
-        for j in fields:
-            _near_zero_add(X[i, j], j, stats, zero)
+def _near_zero_of(v):
+    """``near_zero_stats``' entries of one field from its values ``v`` (contiguous): least
+    value, greatest value < 0, least value > 0 (inf, -inf, inf where none), whether 0.0 is
+    one; NaN skipped (its comparisons are false)."""
+    lowest, below, above, zero = np.inf, -np.inf, np.inf, False
+    for x in v:
+        lowest = min(lowest, x) if x == x else lowest
+        if x < 0.0:
+            below = max(below, x)
+        elif x > 0.0:
+            above = min(above, x)
+        elif x == 0.0:
+            zero = True
+    return lowest, below, above, zero
 
 
 @njit(cache=True, nogil=True)

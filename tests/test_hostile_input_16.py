@@ -249,3 +249,36 @@ def test_the_estimators_name_what_to_do_for_the_peers_parameters(name, value, ma
     with pytest.raises(TypeError, match=match) as err:
         hw.GBDTClassifier(**{name: value})
     assert "did you mean" not in str(err.value)
+
+
+@pytest.mark.parametrize("lib", ["xgboost-json", "xgboost-ubj", "lightgbm"])
+def test_the_cli_predicts_with_xgboost_and_lightgbm_model_files(lib, tmp_path):
+    """``hardwood predict --model model.json`` refused XGBoost's and LightGBM's files with a
+    pointer to ``hardwood.import_model``, which a command-line user cannot call (probe 50).
+    It imports them now, and predicts what the library does."""
+    pd = pytest.importorskip("pandas")
+    from hardwood.cli import main
+
+    X, y = _data(500)
+    y = (y > np.median(y)).astype(float)
+    cols = [f"f{j}" for j in range(X.shape[1])]
+    data = tmp_path / "d.csv"
+    pd.DataFrame(X, columns=cols).to_csv(data, index=False)
+    if lib == "lightgbm":
+        lgb = pytest.importorskip("lightgbm")
+        booster = lgb.train({"objective": "binary", "num_leaves": 8, "verbose": -1},
+                            lgb.Dataset(pd.DataFrame(X, columns=cols), y), 5)
+        path = tmp_path / "m.txt"
+        booster.save_model(str(path))
+        want = booster.predict(pd.DataFrame(X, columns=cols))
+    else:
+        xgb = pytest.importorskip("xgboost")
+        booster = xgb.train({"objective": "binary:logistic", "max_depth": 3},
+                            xgb.DMatrix(X, y, feature_names=cols), 5)
+        path = tmp_path / ("m.json" if lib == "xgboost-json" else "m.ubj")
+        booster.save_model(str(path))
+        want = booster.predict(xgb.DMatrix(X, feature_names=cols))
+    out = tmp_path / "p.csv"
+    assert main(["predict", "--model", str(path), "--data", str(data), "--out", str(out)]) == 0
+    got = pd.read_csv(out)["value"].to_numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)

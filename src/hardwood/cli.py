@@ -550,15 +550,29 @@ def add_query_arguments(parser):
                              "features)")
 
 
-def cmd_predict(args) -> int:
+def load_any_model(path):
+    """A hardwood model file, or an XGBoost (JSON, UBJ) or LightGBM (text) model file through
+    ``hardwood.import_model``: ``hardwood predict`` refused those with a pointer to a Python
+    function a command-line user cannot call."""
     import hardwood
+    from .model.io import ModelFormatError
+
+    try:
+        return hardwood.load(path)
+    except ModelFormatError as e:
+        if "hardwood.import_model" not in str(e):
+            raise
+    return hardwood.import_model(path)
+
+
+def cmd_predict(args) -> int:
     from .parallel import threads
 
     if args.threads is not None and args.threads == 0:
         raise CLIError("--threads must be a positive number (or -1 for all cores)")
     _check_out(args.out, "predictions", [("--model", args.model), ("--data", args.data),
                                           ("--group", args.group)])
-    model = hardwood.load(args.model)
+    model = load_any_model(args.model)
     X, y, found = read_for_model(args.data, args.label, args.format, model,
                                  no_header=args.no_header, group_file=args.group,
                                  qid_column=args.qid_column, sep=args.sep, header=args.header)
@@ -731,7 +745,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "(nor empty, nor an NA token) is an error naming the cell; "
                                    "an unseen value of a categorical feature counts as "
                                    "missing.")
-    p.add_argument("--model", "-m", required=True, metavar="FILE", help="model file (JSON)")
+    p.add_argument("--model", "-m", required=True, metavar="FILE", help="model file: hardwood JSON, or an XGBoost (JSON, UBJ) or LightGBM (text) model, imported")
     p.add_argument("--data", required=True, metavar="FILE", help="data to predict")
     p.add_argument("--label", metavar="COL",
                    help="label column to leave out of the features (and to score against)")

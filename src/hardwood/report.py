@@ -454,7 +454,7 @@ def add_parser(sub):
                                    "prediction runtime 'auto' picks and its measured "
                                    "throughput and, given data, its metrics and a SHAP "
                                    f"summary. Needs matplotlib ({hwplot.INSTALL_HINT}).")
-    r.add_argument("--model", "-m", required=True, metavar="FILE", help="model file (JSON)")
+    r.add_argument("--model", "-m", required=True, metavar="FILE", help="model file: hardwood JSON, or an XGBoost (JSON, UBJ) or LightGBM (text) model, imported")
     r.add_argument("--data", metavar="FILE", help="data to score and explain (optional)")
     r.add_argument("--label", metavar="COL", help="label column of --data (for the metrics)")
     r.add_argument("--format", metavar="FMT",
@@ -473,9 +473,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    import hardwood
-
-    from .cli import CLIError, check_out_not_input, read_for_model
+    from .cli import CLIError, check_out_not_input, load_any_model, read_for_model
     from .parallel import threads
 
     out = args.out
@@ -494,7 +492,7 @@ def run(args) -> int:
     hwplot.require_matplotlib()  # before reading anything
     if (args.group or args.qid_column) and args.data is None:
         raise CLIError("--group and --qid-column need --data")
-    model = hardwood.load(args.model)
+    model = load_any_model(args.model)
     X = y = queries = None
     if args.data is not None:
         X, y, queries = read_for_model(args.data, args.label, args.format, model,

@@ -282,3 +282,30 @@ def test_the_cli_predicts_with_xgboost_and_lightgbm_model_files(lib, tmp_path):
     assert main(["predict", "--model", str(path), "--data", str(data), "--out", str(out)]) == 0
     got = pd.read_csv(out)["value"].to_numpy()
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_a_model_file_with_a_split_on_a_feature_without_categories_is_refused(tmp_path):
+    """A categorical split on a feature whose category list was emptied loaded, every value
+    read as unseen (1.75 off); an averaging count of 0 passed as "absent" (probe 50)."""
+    import json
+
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"c": pd.Categorical(rng.choice(list("abcdef"), 600)),
+                      "x": rng.integers(0, 5, 600).astype(float)})
+    y = (X["c"].cat.codes.to_numpy() % 2) * 2.0 + X["x"] + rng.normal(0, 0.1, 600)
+    model = hw.train({"max_depth": 3}, hw.Dataset(X, y), 3)
+    path = tmp_path / "m.json"
+    model.save(path)
+    d = json.loads(path.read_text())
+    assert any(any(t["is_categorical"]) for t in d["trees"])
+    d["features"]["categories"][0] = []
+    path.write_text(json.dumps(d))
+    with pytest.raises(hw.ModelFormatError, match="category list is empty"):
+        hw.load(path)
+    model.save(path)
+    d = json.loads(path.read_text())
+    d["params"]["sklearn_average_output"] = 0
+    path.write_text(json.dumps(d))
+    with pytest.raises(hw.ModelFormatError, match="positive tree count"):
+        hw.load(path)

@@ -269,6 +269,10 @@ def validate_tree(t: Tree, n_features, n_categories, is_cat_feature, where):
     nb = t.cat_bitsets.shape[0]
     cat_nodes = np.flatnonzero(is_cat)
     if cat_nodes.size:
+        empty = np.asarray(n_categories, dtype=np.int64)[feat[cat_nodes]] == 0
+        if empty.any():  # (every value unseen: the split's categories were lost)
+            _fail(f"{where} splits categorical feature {int(feat[cat_nodes][empty][0])}, "
+                  "whose category list is empty")
         # the predictor reads words cat_offset .. cat_offset + ceil(K / 32) - 1 of the bitsets
         words = np.maximum((np.asarray(n_categories, dtype=np.int64)[feat[cat_nodes]] + 31) // 32, 1)
         off = t.cat_offset[cat_nodes].astype(np.int64)
@@ -429,7 +433,7 @@ def model_from_dict(d: dict):
               "each output's in it (trees stored output by output are not rounds)")
     for k in ("sklearn_average_output", "lightgbm_average_output"):
         v = params.get(k)
-        if v not in (None, False) and not (
+        if not (v is None or v is False) and not (  # (0 == False: not absent)
                 isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
                 and v > 0):
             _fail(f"params.{k} must be a positive tree count, got {v!r}")

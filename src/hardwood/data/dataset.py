@@ -73,6 +73,33 @@ def _chunkable(X, categorical_features):
     return sp.issparse(X)
 
 
+def _start_margins(m, n_rows, what):
+    """Each row's starting margins (XGBoost's ``base_margin``, LightGBM's ``init_score``) as
+    float64 (n_rows, n_outputs), or None: a vector of one per row, a matrix of one column per
+    output, or LightGBM's flat multi-class array (output by output, n_rows each)."""
+    if m is None:
+        return None
+    if hasattr(m, "to_numpy"):
+        m = m.to_numpy(dtype=np.float64, na_value=np.nan)
+    arr = np.asarray(m)
+    if arr.dtype.kind not in "biuf":
+        raise TypeError(f"{what} must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(np.float64)
+    if arr.ndim == 1:
+        if n_rows == 0 or arr.size % max(n_rows, 1) or arr.size == 0:
+            raise ValueError(f"{what} has {arr.size} values for {n_rows} rows: give one per "
+                             "row, or one per row and output")
+        arr = arr.reshape(-1, n_rows).T  # (LightGBM's flat array: output by output)
+    elif arr.ndim != 2 or arr.shape[0] != n_rows:
+        raise ValueError(f"{what} has shape {arr.shape}; expected ({n_rows},) or "
+                         f"({n_rows}, n_outputs)")
+    bad = ~np.isfinite(arr)
+    if bad.any():
+        i = int(np.flatnonzero(bad.any(axis=1))[0])
+        raise ValueError(f"{what} holds NaN or infinite values (row {i} first)")
+    return np.ascontiguousarray(arr)
+
+
 class Dataset:
     """Training or validation data.
 
@@ -194,7 +221,8 @@ class Dataset:
     def __init__(self, X, y=None, weight=None, categorical_features=None, max_bin=256,
                  reference: "Dataset | None" = None, feature_names=None, random_state=0,
                  group_categories=False, group=None, qid=None, sparse="auto",
-                 drop_unused_categories=True, feature_info=None, *, label=None):
+                 drop_unused_categories=True, feature_info=None, *, label=None,
+                 base_margin=None, init_score=None):
         if label is not None:
             if y is not None:
                 raise ValueError("give y or label (the same thing), not both")
@@ -261,6 +289,12 @@ class Dataset:
             self.weight = w
         else:
             self.weight = None
+        if base_margin is not None and init_score is not None:
+            raise ValueError("give base_margin (XGBoost's name) or init_score (LightGBM's), "
+                             "not both: they are the same thing")
+        self.base_margin = _start_margins(
+            base_margin if init_score is None else init_score, self.n_rows,
+            "base_margin" if init_score is None else "init_score")
         if reference is not None:
             self.bin_mapper = reference.bin_mapper
         else:
@@ -315,6 +349,12 @@ class Dataset:
 
     def get_weight(self):
         return self.weight
+
+    def get_base_margin(self):
+        """The rows' starting margins, (n_rows, n_outputs), or None."""
+        return self.base_margin
+
+    get_init_score = get_base_margin  # (LightGBM's name)
 
     def get_group(self):
         """The query sizes (LightGBM's ``Dataset.get_group``), or None without queries.

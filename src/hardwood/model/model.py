@@ -329,7 +329,7 @@ class Model:
         mat, _ = to_float_matrix(X, info=self.info, what="X", allow_inf=True, allow_no_rows=True)
         return mat
 
-    def predict(self, X, output="value", iteration_range=None, runtime=None):
+    def predict(self, X, output="value", iteration_range=None, runtime=None, base_margin=None):
         """Predict for the rows of ``X``.
 
         output : 'value' (probabilities for classification, the prediction for regression),
@@ -353,10 +353,17 @@ class Model:
                   last ``COMPILED_KEPT`` runtimes and ranges. Every runtime gives the same
                   output up to float rounding. 'contrib' and 'interaction' have their own
                   kernel and ignore it.
+        base_margin : each row's starting margins, (n,) or (n, n_outputs) (XGBoost's
+                  ``base_margin``; LightGBM's ``init_score``, which its predict leaves for
+                  you to add), in place of the base score, as a model trained on a
+                  ``Dataset(..., base_margin=)`` started from (its bias term for 'contrib'
+                  and 'interaction'; 'leaf' does not read it).
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
         self.check_structure()
+        if base_margin is not None:
+            return self._predict_from(X, output, iteration_range, runtime, base_margin)
         blocks = sparse_row_blocks(X)
         if blocks is not None:  # a wide sparse matrix: a block of rows made dense at a time
             X, block = blocks
@@ -377,6 +384,31 @@ class Model:
             margin = predict_raw(forest, mat, t0, t1, self.base_score, self.n_outputs)
         if output == "raw":
             return margin[:, 0] if self.n_outputs == 1 else margin
+        return transform_margin(self.objective, margin)
+
+    def _predict_from(self, X, output, iteration_range, runtime, base_margin):
+        """``predict`` with each row's starting margins in place of the base score."""
+        from ..data.dataset import _start_margins
+
+        out = self.predict(X, "raw" if output == "value" else output, iteration_range, runtime)
+        if output == "leaf":
+            return out
+        K = self.n_outputs
+        shift = _start_margins(base_margin, out.shape[0], "base_margin")
+        if shift.shape[1] != K:
+            raise ValueError(f"base_margin has {shift.shape[1]} column(s) for the model's {K} "
+                             "output(s)")
+        shift = shift - np.asarray(self.base_score, dtype=np.float64)[None, :]
+        if output in SHAP_OUTPUTS:  # the bias term: the last column (and row)
+            view = out.reshape(out.shape[0], K, *out.shape[1 + (K > 1):])
+            if output == "contrib":
+                view[:, :, -1] += shift
+            else:
+                view[:, :, -1, -1] += shift
+            return out
+        margin = out.reshape(out.shape[0], K) + shift
+        if output == "raw":
+            return margin[:, 0] if K == 1 else margin
         return transform_margin(self.objective, margin)
 
     def _compiled_runtime(self, runtime, iteration_range, X):

@@ -151,6 +151,9 @@ class Booster:
                                  "base score: continued training keeps the init model's (its "
                                  "trees were fit from it). Leave base_score out, or pass the "
                                  "one the init model was trained with")
+        elif (p["base_score"] is None and _start_margins_of(train_set) is not None
+              and self._lightgbm_constraints):
+            base = np.zeros(K)  # LightGBM's init_score: no boost from the average
         elif p["base_score"] is None:
             base = obj.base_score(y, train_set.weight)  # (None: unweighted)
         else:
@@ -212,15 +215,11 @@ class Booster:
             # fields, 45% of hardwood's trees drew none that could split)
             self._feature_pool = (self.grower.lightgbm_features(n, p["min_data_in_leaf"])
                                   if p["colsample_rounding"] == "nearest" else None)
-            self.pred = np.empty((K, n))
-            self.pred[:] = base[:, None]
+            self.pred = _starting_margins(train_set, base, K, "train_set")
             self.g = np.empty((K, n), dtype=np.float32)
             self.h = np.empty((K, n), dtype=np.float32)
-            self.valid_pred = []
-            for v in self.valid_sets:
-                vp = np.empty((K, v.n_rows))
-                vp[:] = base[:, None]
-                self.valid_pred.append(vp)
+            self.valid_pred = [_starting_margins(v, base, K, f"valid set {name!r}")
+                               for v, name in zip(self.valid_sets, self.valid_names)]
             if init is not None:  # the margins training the init trees had left
                 for tree, k in zip(init.trees, init.tree_group):
                     binned = bin_tree(tree, train_set)
@@ -591,6 +590,25 @@ def _load_init_model(init_model):
         return load_model(init_model)
     raise TypeError(f"init_model must be a hardwood.Model or the path of a saved model, got "
                     f"{type(init_model).__name__}")
+
+
+def _start_margins_of(ds):
+    return getattr(ds, "base_margin", None)  # (a Dataset from before it had them: None)
+
+
+def _starting_margins(ds, base, K, what):
+    """(K, n_rows) margins a set starts from: its rows' ``base_margin`` (XGBoost's; LightGBM's
+    ``init_score``) where it has them, in place of the base score, else the base score."""
+    m = _start_margins_of(ds)
+    out = np.empty((K, ds.n_rows))
+    if m is None:
+        out[:] = base[:, None]
+        return out
+    if m.shape[1] != K:
+        raise ValueError(f"{what}'s base_margin has {m.shape[1]} column(s), but the model "
+                         f"has {K} output(s): give one starting margin per row and output")
+    out[:] = m.T
+    return out
 
 
 def _from_best_rounds(init, p, named):

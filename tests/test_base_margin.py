@@ -1,0 +1,93 @@
+"""Rows' starting margins: XGBoost's ``base_margin`` and LightGBM's ``init_score`` on a
+Dataset (an exposure offset in a Poisson model, a previous model's margins), and
+``Model.predict(..., base_margin=)``. Before session 26 hardwood had neither (probes 42, 48)."""
+import numpy as np
+import pytest
+
+import hardwood as hw
+
+xgb = pytest.importorskip("xgboost")
+lgb = pytest.importorskip("lightgbm")
+
+
+def _data(n=2000, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(0, 6, size=(n, 4)).astype(float)
+    exposure = rng.uniform(0.5, 3.0, n)
+    y = rng.poisson(exposure * np.exp(0.3 * X[:, 0] - 0.2 * X[:, 1])).astype(float)
+    return X, y, np.log(exposure)
+
+
+@pytest.mark.parametrize("objective", ["count:poisson", "reg:squarederror", "binary:logistic"])
+def test_base_margin_trains_and_predicts_as_xgboost(objective):
+    """The rows start from their base_margin in place of the base score (which XGBoost
+    still estimates from the labels, for rows without one); a validation set starts from its
+    own; ``predict(X, base_margin=)`` adds them as XGBoost's DMatrix does."""
+    X, y, offset = _data()
+    if objective == "binary:logistic":
+        y = (y > 2).astype(float)
+    tr, va = slice(0, 1500), slice(1500, None)
+    dtr = xgb.DMatrix(X[tr], y[tr], base_margin=offset[tr])
+    dva = xgb.DMatrix(X[va], y[va], base_margin=offset[va])
+    evals_x, evals_h = {}, {}
+    bx = xgb.train({"objective": objective, "max_depth": 3, "nthread": 1}, dtr, 6,
+                   evals=[(dva, "v")], evals_result=evals_x, verbose_eval=False)
+    train_set = hw.Dataset(X[tr], y[tr], base_margin=offset[tr])
+    valid = hw.Dataset(X[va], y[va], base_margin=offset[va], reference=train_set)
+    model = hw.train({"objective": objective, "max_depth": 3}, train_set, 6,
+                     valid_sets=[valid], valid_names=["v"], evals_result=evals_h)
+    np.testing.assert_allclose(model.predict(X[va], base_margin=offset[va]), bx.predict(dva),
+                               rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(model.predict(X[va]), bx.predict(xgb.DMatrix(X[va])),
+                               rtol=1e-5, atol=1e-6)
+    metric = list(evals_x["v"])[0]
+    np.testing.assert_allclose(evals_h["v"][metric], evals_x["v"][metric], rtol=1e-5)
+    raw = model.predict(X[va], output="raw", base_margin=offset[va])
+    np.testing.assert_allclose(raw, bx.predict(dva, output_margin=True), atol=2e-6)
+    contrib = model.predict(X[va], output="contrib", base_margin=offset[va])
+    np.testing.assert_allclose(contrib.sum(axis=1), raw, atol=1e-9)
+
+
+@pytest.mark.parametrize("objective", ["poisson", "regression", "binary", "multiclass"])
+def test_init_score_trains_as_lightgbm(objective):
+    """LightGBM's init_score: no boost from the average (the base score is 0), and its
+    multi-class init_score a flat array, class by class."""
+    X, y, offset = _data()
+    params = {"objective": objective, "num_leaves": 8}
+    init = offset
+    if objective == "binary":
+        y = (y > 2).astype(float)
+    if objective == "multiclass":
+        y = np.minimum(y, 2.0)
+        params["num_class"] = 3
+        init = np.concatenate([offset, -offset, 0.5 * offset])
+    booster = lgb.train({**params, "verbose": -1, "num_threads": 1},
+                        lgb.Dataset(X, y, init_score=init), 6)
+    model = hw.train(params, hw.Dataset(X, y, init_score=init), 6)
+    np.testing.assert_allclose(model.predict(X, output="raw"),
+                               booster.predict(X, raw_score=True), atol=1e-9)
+    assert np.all(np.asarray(model.base_score) == 0.0)
+
+
+def test_starting_margins_are_checked():
+    X, y, offset = _data(300)
+    with pytest.raises(ValueError, match="not both"):
+        hw.Dataset(X, y, base_margin=offset, init_score=offset)
+    bad = offset.copy()
+    bad[5] = np.nan
+    with pytest.raises(ValueError, match="row 5"):
+        hw.Dataset(X, y, base_margin=bad)
+    with pytest.raises(ValueError, match="299 values for 300 rows"):
+        hw.Dataset(X, y, base_margin=offset[:-1])
+    with pytest.raises(ValueError, match="2 column"):
+        hw.train({}, hw.Dataset(X, y, base_margin=np.c_[offset, offset]), 1)
+    model = hw.train({"max_depth": 2}, hw.Dataset(X, y, base_margin=offset), 2)
+    with pytest.raises(ValueError, match="base_margin"):
+        model.predict(X, base_margin=offset[:10])
+    ds = hw.Dataset(X, y, base_margin=offset)
+    assert ds.get_base_margin().shape == (300, 1) and ds.get_init_score() is ds.base_margin
+    # a model continued from init_model starts from the margins and the init model's trees
+    once = hw.train({"max_depth": 2}, ds, 4)
+    twice = hw.train({"max_depth": 2}, ds, 2, init_model=hw.train({"max_depth": 2}, ds, 2))
+    np.testing.assert_array_equal(twice.predict(X, base_margin=offset),
+                                  once.predict(X, base_margin=offset))

@@ -309,3 +309,47 @@ def test_a_model_file_with_a_split_on_a_feature_without_categories_is_refused(tm
     path.write_text(json.dumps(d))
     with pytest.raises(hw.ModelFormatError, match="positive tree count"):
         hw.load(path)
+
+
+# -- probe 52 --------------------------------------------------------------------------------
+@pytest.mark.parametrize("container", ["dense", "csr", "chunked"])
+@pytest.mark.parametrize("values", ["zero", "straddle"])
+def test_validation_scores_under_lightgbms_rule_are_those_of_predict(container, values,
+                                                                     monkeypatch):
+    """LightGBM's thresholds next to 0.0 (+-1e-35) lie inside hardwood's bin of the values
+    around 0.0; a validation value of 0.3 in a bin of 0.0 up to 0.5 was scored by its bin
+    (left, with 0.0) where ``predict`` sends it right: RMSE 0.035 logged against 1.632
+    predicted, and early stopping at round 3 where LightGBM stopped at 43."""
+    sp = pytest.importorskip("scipy.sparse")
+    import hardwood.data.dataset as dataset_module
+
+    rng = np.random.default_rng(20)
+    n = 1000
+    if values == "zero":
+        X = rng.integers(-4, 5, (n, 3)).astype(float)
+        X[rng.random((n, 3)) < 0.5] = 0
+    else:  # no 0.0 in training: the edge between -1 and 1 moves to +-1e-35
+        X = rng.choice([-2.0, -1.0, 1.0, 2.0], size=(n, 3))
+    y = X[:, 0] * 2 + X[:, 1] + rng.normal(0, 0.1, n)
+    Xv = rng.choice([0.3, 0.1, 2e-35, 0.49, -0.3, -0.49, 0.0, 1.0, -1.0], size=(300, 3))
+    yv = rng.normal(0, 1, 300)
+    if container == "chunked":
+        monkeypatch.setattr(dataset_module, "CHUNK_ROWS", 64)
+    conv = {"csr": sp.csr_matrix, "dense": lambda a: a,
+            "chunked": lambda a: pytest.importorskip("pandas").DataFrame(
+                a, columns=["a", "b", "c"])}[container]
+    tr = hw.Dataset(conv(X), y)
+    va = hw.Dataset(conv(Xv), yv, reference=tr)
+    params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5}
+    model = hw.train(params, tr, 20, valid_sets=[va], valid_names=["v"])
+    assert any(abs(t) == np.float32(1e-35) for tree in model.trees
+               for t in tree.threshold[tree.feature >= 0])
+    for rounds in (1, 5, 20):
+        pred = model[:rounds].predict(conv(Xv))
+        np.testing.assert_allclose(model.evals_result["v"]["rmse"][rounds - 1],
+                                   np.sqrt(np.mean((pred - yv) ** 2)), rtol=1e-12)
+    xgb_rule = hw.train({**params, "missing_rule": "xgboost"}, tr, 5, valid_sets=[va],
+                        valid_names=["v"])
+    np.testing.assert_allclose(xgb_rule.evals_result["v"]["rmse"][-1],
+                               np.sqrt(np.mean((xgb_rule.predict(conv(Xv)) - yv) ** 2)),
+                               rtol=1e-12)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .binning import BinMapper
+from .binning import ZERO_RISK, BinMapper
 from .convert import (FeatureInfo, as_pandas_if_named_table, checked_csr, to_csr,
                       to_float_matrix, to_vector)
 from .sparse import bin_sparse, fit_sparse, wants_sparse
@@ -71,6 +71,40 @@ def _chunkable(X, categorical_features):
     except ImportError:  # pragma: no cover
         return False
     return sp.issparse(X)
+
+
+class _ZeroSide:
+    """``BinMapper.zero_side_entries`` gathered over a matrix (dense, in chunks, or CSR)."""
+
+    def __init__(self, bm):
+        self.bm = bm
+        self.lo, self.hi = bm.zero_risk_interval()
+        self.found = []
+
+    def add_dense(self, mat, row0):
+        fields = np.flatnonzero(~np.isnan(self.lo))
+        if fields.size == 0:
+            return
+        sub = mat[:, fields]
+        with np.errstate(invalid="ignore"):
+            at = ((sub > self.lo[fields]) & (sub <= self.hi[fields])
+                  & (np.abs(sub) > ZERO_RISK))
+        r, c = np.nonzero(at)
+        if r.size:
+            self.found.append((r + row0, fields[c], np.sign(sub[r, c]).astype(np.int8)))
+
+    def add_csr(self, mat):
+        rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))
+        self.found.append(self.bm.zero_side_entries(
+            np.asarray(mat.data, dtype=np.float64), rows, np.asarray(mat.indices, np.int64),
+            self.lo, self.hi))
+
+    def entries(self):
+        """(rows, fields, signs), or None where there are none."""
+        found = [f for f in self.found if f[0].size]
+        if not found:
+            return None
+        return tuple(np.concatenate(parts) for parts in zip(*found))
 
 
 def _start_margins(m, n_rows, what):
@@ -312,10 +346,17 @@ class Dataset:
             else:
                 self.bin_mapper.fit(mat, info.is_categorical, info.n_categories, weight=self.weight)
         self.max_bin = self.bin_mapper.max_bin
+        # a validation set's values near 0.0 that share a bin with LightGBM's edges there
+        # (train/booster.py routes them by those edges, where a model has them)
+        side = _ZeroSide(self.bin_mapper) if reference is not None else None
         if is_sparse:
             self.sparse_bins = bin_sparse(self.bin_mapper, mat)
+            if side is not None:
+                side.add_csr(mat)
         elif not chunked:
             self.bins_row, self.bins_col = self.bin_mapper.transform(mat)
+            if side is not None:
+                side.add_dense(mat, 0)
         else:
             bm = self.bin_mapper
             self.bins_row = np.empty((self.n_rows, self.n_features), dtype=bm.dtype)
@@ -328,7 +369,10 @@ class Dataset:
                 cols = np.empty((self.n_features, b - a), dtype=bm.dtype)
                 bm.transform_into(mat, self.bins_row[a:b], cols)
                 self.bins_col[:, a:b] = cols
+                if side is not None:
+                    side.add_dense(mat, a)
             del mat
+        self.zero_side = None if side is None else side.entries()
         _release_freed_memory()
         self.reference = reference
 

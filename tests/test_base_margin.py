@@ -91,3 +91,30 @@ def test_starting_margins_are_checked():
     twice = hw.train({"max_depth": 2}, ds, 2, init_model=hw.train({"max_depth": 2}, ds, 2))
     np.testing.assert_array_equal(twice.predict(X, base_margin=offset),
                                   once.predict(X, base_margin=offset))
+
+
+def test_the_estimators_take_starting_margins_as_xgboost_and_lightgbm():
+    """``fit(base_margin=, base_margin_eval_set=)`` and ``predict(X, base_margin=)`` as
+    XGBRegressor/XGBClassifier; ``init_score=``/``eval_init_score=`` as LightGBM's."""
+    X, y, offset = _data()
+    est = hw.GBDTRegressor(objective="count:poisson", n_estimators=5, max_depth=3)
+    est.fit(X[:1500], y[:1500], base_margin=offset[:1500], eval_set=[(X[1500:], y[1500:])],
+            base_margin_eval_set=[offset[1500:]])
+    ref = xgb.XGBRegressor(objective="count:poisson", n_estimators=5, max_depth=3,
+                           learning_rate=0.3, n_jobs=1)
+    ref.fit(X[:1500], y[:1500], base_margin=offset[:1500], eval_set=[(X[1500:], y[1500:])],
+            base_margin_eval_set=[offset[1500:]], verbose=False)
+    np.testing.assert_allclose(est.predict(X[1500:], base_margin=offset[1500:]),
+                               ref.predict(X[1500:], base_margin=offset[1500:]), rtol=1e-5)
+    np.testing.assert_allclose(est.evals_result_["validation_0"]["poisson-nloglik"],
+                               ref.evals_result()["validation_0"]["poisson-nloglik"], rtol=1e-5)
+    yb = (y > 2).astype(int)
+    clf = hw.GBDTClassifier(n_estimators=5, max_depth=3).fit(X, yb, base_margin=offset)
+    ref = xgb.XGBClassifier(n_estimators=5, max_depth=3, learning_rate=0.3, n_jobs=1)
+    ref.fit(X, yb, base_margin=offset)
+    np.testing.assert_allclose(clf.predict_proba(X, base_margin=offset),
+                               ref.predict_proba(X, base_margin=offset), atol=1e-6)
+    w = np.where(np.arange(X.shape[0]) % 7 == 0, 0.0, 1.0)  # rows of weight 0 are left out
+    hw.GBDTRegressor(n_estimators=2).fit(X, y, sample_weight=w, init_score=offset)
+    with pytest.raises(ValueError, match="not both"):
+        hw.GBDTRegressor(n_estimators=2).fit(X, y, base_margin=offset, init_score=offset)

@@ -230,10 +230,10 @@ class _GBDTBase(BaseEstimator):
             if not (sample_weight > 0).any():
                 raise ValueError("Sample weights must contain at least one non-zero number.")
             if drop_zero_weight:
-                X, y, sample_weight = self._drop_zero_weight_rows(X, y, sample_weight)
+                X, y, sample_weight, _ = self._drop_zero_weight_rows(X, y, sample_weight)
         return X, y, sample_weight
 
-    def _drop_zero_weight_rows(self, X, y, sample_weight):
+    def _drop_zero_weight_rows(self, X, y, sample_weight, margins=None):
         """Leave out the rows of weight 0 (a weight of 0 is the same as leaving the row out,
         as scikit-learn's checks ask), but under LightGBM's objective names or
         ``min_child_samples``: LightGBM counts such rows (its L1 leaves' weighted medians,
@@ -241,11 +241,12 @@ class _GBDTBase(BaseEstimator):
         (0.075 off in probability, ``binary`` with ``min_child_samples=20``)."""
         if (sample_weight is None or self._keeps_rows or isinstance(X, Dataset)
                 or lightgbm_flavoured(self.objective) or self.min_child_samples):
-            return X, y, sample_weight
+            return X, y, sample_weight, margins
         keep = sample_weight > 0
         if keep.all():
-            return X, y, sample_weight
-        return _take_rows(X, keep), y[keep], sample_weight[keep]
+            return X, y, sample_weight, margins
+        return (_take_rows(X, keep), y[keep], sample_weight[keep],
+                None if margins is None else margins[keep])
 
     def _dataset_fit_data(self, ds, y, sample_weight):
         """A Dataset brings its labels and weights; the estimator records its features."""
@@ -284,9 +285,12 @@ class _GBDTBase(BaseEstimator):
         return y
 
     def _fit(self, X, y, sample_weight, eval_set, sample_weight_eval_set, verbose, objective,
-             extra_params=None, queries=None, eval_queries=None):
+             extra_params=None, queries=None, eval_queries=None, margins=None,
+             eval_margins=None):
         """``queries``: the training rows' query groups (``{"group": ...}`` or
-        ``{"qid": ...}``, rankers); ``eval_queries``: one such dict per eval_set pair."""
+        ``{"qid": ...}``, rankers); ``eval_queries``: one such dict per eval_set pair.
+        ``margins``, ``eval_margins``: the rows' starting margins (``base_margin``), of the
+        training rows and of each eval_set pair (None: none)."""
         params = self._train_params(objective)
         if extra_params:
             params.update(extra_params)
@@ -302,7 +306,7 @@ class _GBDTBase(BaseEstimator):
             train_set = Dataset(X, y, weight=sample_weight,
                                 categorical_features=self.categorical_features,
                                 max_bin=int(self.max_bin), random_state=params["random_state"],
-                                **(queries or {}))
+                                base_margin=margins, **(queries or {}))
         valid_sets, valid_names = [], []
         if eval_set is None and sample_weight_eval_set is not None:  # it was ignored
             raise ValueError("sample_weight_eval_set needs eval_set: it weighs the rows of "
@@ -311,6 +315,7 @@ class _GBDTBase(BaseEstimator):
             if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
                 eval_set = [eval_set]
             eval_set = list(eval_set)
+            eval_margins = _per_pair(eval_margins, len(eval_set), "base_margin_eval_set")
             if sample_weight_eval_set is not None:
                 sample_weight_eval_set = list(sample_weight_eval_set)
                 if len(sample_weight_eval_set) != len(eval_set):
@@ -328,6 +333,7 @@ class _GBDTBase(BaseEstimator):
                 if wv is not None:
                     wv = _check_sample_weight(wv, Xv, dtype=np.float64, ensure_non_negative=True)
                 valid_sets.append(Dataset(Xv, yv, weight=wv, reference=train_set,
+                                          base_margin=eval_margins[i],
                                           **(eval_queries[i] if eval_queries else {})))
                 valid_names.append(f"validation_{i}")
         if self.early_stopping_rounds is not None and not valid_sets:
@@ -534,22 +540,32 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
     """
 
     def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            verbose=False):
+            verbose=False, base_margin=None, base_margin_eval_set=None, init_score=None,
+            eval_init_score=None):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs evaluated each round (and
         watched by ``early_stopping_rounds``: the last metric of the last pair). ``X`` may
-        be a ``hardwood.Dataset`` (``y`` and ``sample_weight`` then come from it)."""
+        be a ``hardwood.Dataset`` (``y`` and ``sample_weight`` then come from it).
+        ``base_margin`` (XGBoost's; LightGBM's ``init_score``): the rows' starting margins,
+        and ``base_margin_eval_set`` (``eval_init_score``) those of each eval_set pair (see
+        ``hardwood.Dataset``)."""
         objective = self.objective
         if objective is None:
             objective = DEFAULT_OBJECTIVE["regression"]
         objective_for(self, objective, ("regression",))
-        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True)
+        margins, eval_margins = _margins_given(base_margin, init_score, base_margin_eval_set,
+                                               eval_init_score)
+        X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True,
+                                                      drop_zero_weight=False)
+        X, y, sample_weight, margins = self._drop_zero_weight_rows(X, y, sample_weight,
+                                                                   _rows_of(margins, X))
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
-                         objective)
+                         objective, margins=margins, eval_margins=eval_margins)
 
-    def predict(self, X):
-        """Predicted values, shape (n_samples,)."""
+    def predict(self, X, base_margin=None):
+        """Predicted values, shape (n_samples,); ``base_margin``: the rows' starting margins,
+        where the model was trained with them."""
         X = self._validate_predict_X(X)
-        return np.asarray(self.model_.predict(X), dtype=np.float64)
+        return np.asarray(self.model_.predict(X, base_margin=base_margin), dtype=np.float64)
 
 
 class GBDTClassifier(ClassifierMixin, _GBDTBase):
@@ -561,16 +577,21 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
     """
 
     def fit(self, X, y=None, sample_weight=None, eval_set=None, sample_weight_eval_set=None,
-            verbose=False):
+            verbose=False, base_margin=None, base_margin_eval_set=None, init_score=None,
+            eval_init_score=None):
         """Fit the model. ``eval_set`` is a list of (X, y) pairs, with labels among the
         training labels, evaluated each round (and watched by ``early_stopping_rounds``).
         ``X`` may be a ``hardwood.Dataset`` (``y`` and ``sample_weight`` then come from
-        it)."""
+        it). ``base_margin`` (``init_score``), ``base_margin_eval_set``
+        (``eval_init_score``): starting margins, as ``GBDTRegressor.fit``'s."""
         if self.objective is not None:
             objective_for(self, self.objective, ("binary", "multiclass"))
+        margins, eval_margins = _margins_given(base_margin, init_score, base_margin_eval_set,
+                                               eval_init_score)
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False,
                                                       drop_zero_weight=False)
         check_classification_targets(y)
+        margins = _rows_of(margins, X)
         # classes_ come from all the labels, as scikit-learn's and XGBoost's: a class whose rows
         # all weigh 0 keeps its column in predict_proba (of probability near 0)
         le = LabelEncoder()
@@ -581,7 +602,8 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
             raise ValueError(f"{type(self).__name__} needs samples of at least 2 classes in the "
                              f"data (with non-zero weight), but the data contains only one class:"
                              f" {weighed.tolist()[0]!r}")
-        X, y_enc, sample_weight = self._drop_zero_weight_rows(X, y_enc, sample_weight)
+        X, y_enc, sample_weight, margins = self._drop_zero_weight_rows(X, y_enc, sample_weight,
+                                                                       margins)
         self._label_encoder = le
         self.classes_ = classes
         self.n_classes_ = len(classes)
@@ -599,7 +621,8 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         if task == "multiclass":
             extra["num_class"] = self.n_classes_
         return self._fit(X, y_enc.astype(np.float64), sample_weight, eval_set,
-                         sample_weight_eval_set, verbose, objective, extra)
+                         sample_weight_eval_set, verbose, objective, extra, margins=margins,
+                         eval_margins=eval_margins)
 
     def _encode_eval_y(self, y):
         unknown = np.setdiff1d(np.unique(y), self.classes_)
@@ -608,27 +631,69 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
                              f"(classes: {self.classes_.tolist()[:10]})")
         return self._label_encoder.transform(y).astype(np.float64)
 
-    def decision_function(self, X):
+    def decision_function(self, X, base_margin=None):
         """Raw margins: shape (n_samples,) for two classes, (n_samples, n_classes) otherwise.
         Two classes trained with a softmax objective (``multi:softprob``) give the margin of
         the second class over the first (the log-odds of ``predict_proba[:, 1]``), the shape
         scikit-learn's scorers and calibrators read (two columns made roc_auc NaN)."""
         X = self._validate_predict_X(X)
-        raw = np.asarray(self.model_.predict(X, output="raw"), dtype=np.float64)
+        raw = np.asarray(self.model_.predict(X, output="raw", base_margin=base_margin),
+                         dtype=np.float64)
         if raw.ndim == 2 and raw.shape[1] == 2 and len(self.classes_) == 2:
             return raw[:, 1] - raw[:, 0]
         return raw
 
-    def predict_proba(self, X):
-        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order."""
+    def predict_proba(self, X, base_margin=None):
+        """Class probabilities, shape (n_samples, n_classes), columns in ``classes_`` order;
+        ``base_margin``: the rows' starting margins, where the model was trained with them."""
         X = self._validate_predict_X(X)
-        p = np.asarray(self.model_.predict(X), dtype=np.float64)
+        p = np.asarray(self.model_.predict(X, base_margin=base_margin), dtype=np.float64)
         return both_classes(p) if p.ndim == 1 else p
 
-    def predict(self, X):
+    def predict(self, X, base_margin=None):
         """Most probable class of each row (labels as in ``classes_``)."""
-        proba = self.predict_proba(X)
+        proba = self.predict_proba(X, base_margin=base_margin)
         return self.classes_[np.argmax(proba, axis=1)]
+
+
+def _margins_given(base_margin, init_score, eval_base_margin, eval_init_score):
+    """(the training rows' starting margins, the eval pairs'), by XGBoost's names or
+    LightGBM's, not both."""
+    if base_margin is not None and init_score is not None:
+        raise ValueError("give base_margin (XGBoost's name) or init_score (LightGBM's), not "
+                         "both: they are the same thing")
+    if eval_base_margin is not None and eval_init_score is not None:
+        raise ValueError("give base_margin_eval_set (XGBoost's name) or eval_init_score "
+                         "(LightGBM's), not both")
+    return (base_margin if init_score is None else init_score,
+            eval_base_margin if eval_init_score is None else eval_init_score)
+
+
+def _rows_of(margins, X):
+    """``margins`` as an array of one row per row of ``X`` (checked by the Dataset)."""
+    if margins is None:
+        return None
+    if isinstance(X, Dataset):
+        raise ValueError("fit(dataset) takes the starting margins the hardwood.Dataset "
+                         "holds: give base_margin= when building it")
+    m = np.asarray(margins.to_numpy() if hasattr(margins, "to_numpy") else margins,
+                   dtype=np.float64)
+    n = X.shape[0] if hasattr(X, "shape") else len(X)
+    if m.ndim == 1 and m.size != n and n and m.size % n == 0:  # LightGBM's flat array
+        m = m.reshape(-1, n).T
+    if m.shape[0] != n:
+        raise ValueError(f"base_margin has {m.shape[0]} rows but X has {n}")
+    return m
+
+
+def _per_pair(margins, n_pairs, what):
+    """One entry (or None) per eval_set pair."""
+    if margins is None:
+        return [None] * n_pairs
+    margins = list(margins)
+    if len(margins) != n_pairs:
+        raise ValueError(f"{what} has {len(margins)} entries for {n_pairs} eval_set pairs")
+    return margins
 
 
 def _check_row_weights(X, group, qid, sample_weight):

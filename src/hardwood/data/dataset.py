@@ -107,7 +107,7 @@ class _ZeroSide:
         return tuple(np.concatenate(parts) for parts in zip(*found))
 
 
-def _start_margins(m, n_rows, what):
+def start_margins(m, n_rows, what):
     """Each row's starting margins (XGBoost's ``base_margin``, LightGBM's ``init_score``) as
     float64 (n_rows, n_outputs), or None: a vector of one per row, a matrix of one column per
     output, or LightGBM's flat multi-class array (output by output, n_rows each)."""
@@ -326,7 +326,7 @@ class Dataset:
         if base_margin is not None and init_score is not None:
             raise ValueError("give base_margin (XGBoost's name) or init_score (LightGBM's), "
                              "not both: they are the same thing")
-        self.base_margin = _start_margins(
+        self.base_margin = start_margins(
             base_margin if init_score is None else init_score, self.n_rows,
             "base_margin" if init_score is None else "init_score")
         if reference is not None:

@@ -388,13 +388,13 @@ class Model:
 
     def _predict_from(self, X, output, iteration_range, runtime, base_margin):
         """``predict`` with each row's starting margins in place of the base score."""
-        from ..data.dataset import _start_margins
+        from ..data.dataset import start_margins
 
         out = self.predict(X, "raw" if output == "value" else output, iteration_range, runtime)
         if output == "leaf":
             return out
         K = self.n_outputs
-        shift = _start_margins(base_margin, out.shape[0], "base_margin")
+        shift = start_margins(base_margin, out.shape[0], "base_margin")
         if shift.shape[1] != K:
             raise ValueError(f"base_margin has {shift.shape[1]} column(s) for the model's {K} "
                              "output(s)")

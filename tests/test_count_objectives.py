@@ -63,14 +63,16 @@ def test_lightgbm_names_train_lightgbms_model(objective, weighted):
     bl = lgb.train({**params, "verbose": -1, "num_threads": 1, "metric": metrics},
                    lgb.Dataset(X, y, weight=w), 8, valid_sets=[lgb.Dataset(X, y, weight=w)],
                    valid_names=["t"], callbacks=[lgb.record_evaluation(evals_l)])
-    ours = [m if m != "tweedie" else "tweedie-nloglik@1.5" for m in metrics]
     ds = hw.Dataset(X, y, weight=w)
-    evals_h = {}
-    model = hw.train({**params, "metric": ours}, ds, 8, valid_sets=[ds], valid_names=["t"],
+    evals_h, evals_d = {}, {}
+    model = hw.train({**params, "metric": metrics}, ds, 8, valid_sets=[ds], valid_names=["t"],
                      evals_result=evals_h)
     np.testing.assert_allclose(model.predict(X), bl.predict(X), rtol=1e-7)
-    for m, o in zip(metrics, ours):
-        np.testing.assert_allclose(evals_h["t"][o], evals_l["t"][m], rtol=1e-7)
+    for m in metrics:
+        np.testing.assert_allclose(evals_h["t"][m], evals_l["t"][m], rtol=1e-7)
+    # with no metric named, LightGBM's own by the objective's name (XGBoost's before)
+    hw.train(params, ds, 2, valid_sets=[ds], valid_names=["t"], evals_result=evals_d)
+    assert list(evals_d["t"]) == [name]
 
 
 @pytest.mark.parametrize("objective", ["binary:logistic", "reg:squarederror"])
@@ -205,6 +207,39 @@ def test_tweedie_power_and_poisson_step_reach_the_gradients():
     bl = lgb.train({**params, "verbose": -1, "num_threads": 1}, lgb.Dataset(X, y), 5)
     model = hw.train(params, hw.Dataset(X, y), 5)
     np.testing.assert_allclose(model.predict(X), bl.predict(X), rtol=1e-7)
+
+
+def test_continued_training_keeps_the_objectives_parameters():
+    """A reg:tweedie model of power 1.3 continued without naming it trained the new rounds
+    at 1.5 (0.77 off XGBoost's, which keeps its booster's); a quantile model needed its
+    quantile_alpha again (probe 51). The power names the scores of a saved model too
+    (``hardwood predict`` reported tweedie-nloglik@1.5 for a model of 1.2)."""
+    from hardwood.metrics import score_model
+
+    X, labels, _ = _data()
+    y = labels["reg:tweedie"]
+    params = {"objective": "reg:tweedie", "tweedie_variance_power": 1.3, "max_depth": 3}
+    once = hw.train(params, hw.Dataset(X, y), 6)
+    first = hw.train(params, hw.Dataset(X, y), 3)
+    more = hw.train({"objective": "reg:tweedie", "max_depth": 3}, hw.Dataset(X, y), 3,
+                    init_model=first)
+    np.testing.assert_array_equal(more.predict(X), once.predict(X))
+    scores, _ = score_model(once, y, once.predict(X))
+    assert scores[0][0] == "tweedie-nloglik@1.3"
+    q = {"objective": "reg:quantileerror", "quantile_alpha": 0.2, "max_depth": 3}
+    once = hw.train(q, hw.Dataset(X, y), 4)
+    more = hw.train({"objective": "reg:quantileerror", "max_depth": 3}, hw.Dataset(X, y), 2,
+                    init_model=hw.train(q, hw.Dataset(X, y), 2))
+    np.testing.assert_array_equal(more.predict(X), once.predict(X))
+    for power in (1.9999999, 1.0000001):  # (':g' wrote 1.9999999 as @2, then refused it)
+        ds = hw.Dataset(X, y)
+        model = hw.train({"objective": "reg:tweedie", "tweedie_variance_power": power}, ds, 1,
+                         valid_sets=[ds], valid_names=["t"])
+        assert list(model.evals_result["t"]) == [f"tweedie-nloglik@{power!r}"]
+    w = np.where(y > 0, 0.0, 1.0)
+    for objective in ("reg:tweedie", "tweedie"):
+        with pytest.raises(ValueError, match="every row with a label above 0 has weight 0"):
+            hw.train({"objective": objective}, hw.Dataset(X, y, weight=w), 1)
 
 
 def test_models_save_compile_and_retrain_from_their_params(tmp_path):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from scipy.special import gammaln
 
-from .objectives import OBJECTIVES, metric_label_problem, names, objective_class
+from .objectives import (OBJECTIVES, metric_label_problem, names, objective_class,
+                         tweedie_metric)
 from .ranking import parse_ranking_metric, ranking_metric
 
 EPS = 1e-15
@@ -116,6 +117,17 @@ def _safe_log(x):
         return np.where(x > 0, np.log(np.where(x > 0, x, 1.0)), -np.inf)
 
 
+def lightgbm_tweedie(rho):
+    """LightGBM's 'tweedie' of power ``rho``: XGBoost's formula in float64, the predictions
+    clipped at 1e-10."""
+    def metric(y, p, w):
+        p = np.maximum(p, float(np.float32(1e-10)))
+        a = y * np.exp((1 - rho) * np.log(p)) / (1 - rho)
+        b = np.exp((2 - rho) * np.log(p)) / (2 - rho)
+        return float(np.average(-a + b, weights=w))
+    return metric
+
+
 def lightgbm_gamma(y, p, w):
     """LightGBM's 'gamma' (dispersion 1): its terms log y - log y cancel, y / p + log p."""
     _positive(y, "gamma")
@@ -152,6 +164,7 @@ METRICS = {"rmse": rmse, "mae": mae, "logloss": logloss, "auc": auc, "error": er
            "gamma_deviance": lightgbm_gamma_deviance}
 TWEEDIE = "tweedie-nloglik"  # its variance power follows an @: tweedie-nloglik@1.5
 QUANTILE = "quantile"  # its quantile is the training's quantile_alpha
+LIGHTGBM_TWEEDIE = "tweedie"  # its power is the training's tweedie_variance_power
 # the metrics reported for every model of their task (the others are chosen by name)
 GENERAL = ("rmse", "mae", "logloss", "auc", "error", "mlogloss", "merror")
 HIGHER_IS_BETTER = {"auc"}
@@ -161,13 +174,13 @@ LIGHTGBM_METRICS = {"l2": "'rmse', its root", "l2_root": "'rmse'",
                     "root_mean_squared_error": "'rmse'", "l1": "'mae'",
                     "mean_absolute_error": "'mae'", "binary_logloss": "'logloss'",
                     "binary_error": "'error'", "multi_logloss": "'mlogloss'",
-                    "multi_error": "'merror'", "tweedie": f"'{TWEEDIE}@rho', with "
-                    "rho its tweedie_variance_power (it clips the predictions at 1e-10)"}
+                    "multi_error": "'merror'"}
 # the task (objectives.Objective.task) whose predictions a metric scores: a binary or multiclass
 # metric needs an objective of its task; rmse and mae score any prediction
 TASK = {"rmse": "regression", "mae": "regression", "logloss": "binary", "auc": "binary",
         "error": "binary", "mlogloss": "multiclass", "merror": "multiclass",
-        QUANTILE: "regression", **{m: "regression" for m in METRICS if m not in GENERAL}}
+        QUANTILE: "regression", LIGHTGBM_TWEEDIE: "regression",
+        **{m: "regression" for m in METRICS if m not in GENERAL}}
 
 
 def _tweedie_power(name):
@@ -206,11 +219,13 @@ def get_metric(name, params=None):
     rho = _tweedie_power(name)
     if rho is not None:
         return tweedie_nloglik(rho)
+    if name == LIGHTGBM_TWEEDIE:
+        return lightgbm_tweedie(float((params or {}).get("tweedie_variance_power") or 1.5))
     if name not in METRICS:
         hint = LIGHTGBM_METRICS.get(name)
         hint = f" (for LightGBM's {name!r}, use {hint})" if hint else ""
         raise ValueError(f"unknown eval_metric {name!r}{hint}; expected one of "
-                         f"{sorted(METRICS) + [QUANTILE, TWEEDIE + '@rho']} or a ranking metric (ndcg, map, pre, with an "
+                         f"{sorted(METRICS) + [QUANTILE, LIGHTGBM_TWEEDIE, TWEEDIE + '@rho']} or a ranking metric (ndcg, map, pre, with an "
                          "optional @k)")
     return METRICS[name]
 
@@ -239,14 +254,19 @@ def check_metric_for_objective(name, objective_name):
                          f"not {objective_name!r}")
 
 
-def metrics_for_objective(objective_name):
-    """The metrics that score a model of this objective (its default metric first); none for
-    an objective hardwood does not train (its predictions may not be what they score)."""
+def metrics_for_objective(objective_name, params=None):
+    """The metrics that score a model of this objective (its default metric first; with
+    the model's ``params``, that of its parameters: ``tweedie-nloglik@1.2`` for a power of
+    1.2, reported as @1.5 before); none for an objective hardwood does not train (its
+    predictions may not be what they score)."""
     o = OBJECTIVES.get(objective_name)
     if o is None or not o.trainable:
         return ()
-    return (o.default_metric,) + tuple(m for m in GENERAL
-                                       if TASK[m] == o.task and m != o.default_metric)
+    default = o.default_metric
+    if params and objective_name == "reg:tweedie":
+        default = tweedie_metric(params.get("tweedie_variance_power") or 1.5,
+                                 str(params.get("objective", "")).lower() == "tweedie")
+    return (default,) + tuple(m for m in GENERAL if TASK[m] == o.task and m != default)
 
 
 def score_model(model, y, pred):
@@ -259,7 +279,7 @@ def score_model(model, y, pred):
         return [], problem
     w = np.ones(y.shape[0])
     return [(m, get_metric(m, model.params)(y, pred, w))
-            for m in metrics_for_objective(model.objective)
+            for m in metrics_for_objective(model.objective, model.params)
             if not is_ranking(m)], None
 
 

@@ -497,6 +497,8 @@ class _LogLink(Objective):
     def __init__(self, params):
         super().__init__(params)
         self.lightgbm = self._named_as(self.lightgbm_names)
+        if self.lightgbm:  # LightGBM's metric of its own name (poisson, gamma, tweedie)
+            self.default_metric = self.lightgbm_names[0]
 
     def check_labels(self, y):
         if self.positive_labels and not self.lightgbm:
@@ -514,6 +516,10 @@ class _LogLink(Objective):
 
     def base_score(self, y, w):
         mean = float(np.average(y, weights=w))
+        if not mean > 0.0:  # (labels above 0 all of weight 0: log(0) was a bare domain error)
+            raise ValueError(f"objective {self.params.get('objective', self.name)!r} starts "
+                             "from the log of the labels' weighted mean, which is 0: every "
+                             "row with a label above 0 has weight 0")
         if self.lightgbm:
             return np.array([math.log(mean)])
         return np.array([float(np.log(np.float32(mean)))])
@@ -555,6 +561,12 @@ class Gamma(_LogLink):
     lightgbm_names = ("gamma",)
 
 
+def tweedie_metric(rho, lightgbm=False):
+    """The default metric of ``reg:tweedie`` of power ``rho``: XGBoost's
+    ``tweedie-nloglik@rho``, or LightGBM's ``tweedie`` under its name."""
+    return "tweedie" if lightgbm else f"tweedie-nloglik@{float(rho)!r}"
+
+
 class Tweedie(_LogLink):
     """Tweedie regression of variance power ``tweedie_variance_power`` (1.5; in [1, 2)):
     amounts with a mass at 0, such as insurance claims. Its default metric carries the power,
@@ -566,7 +578,8 @@ class Tweedie(_LogLink):
 
     def __init__(self, params):
         super().__init__(params)
-        self.default_metric = f"tweedie-nloglik@{self.param():g}"
+        # (the power as Python writes it back: 1.9999999 as ':g' wrote it, '@2', was refused)
+        self.default_metric = tweedie_metric(self.param(), self.lightgbm)
 
     def param(self):
         return float(self.params.get("tweedie_variance_power", 1.5))

@@ -73,6 +73,8 @@ class Booster:
                                  " (XGBoost and LightGBM define that loss differently, and "
                                  "hardwood trains each library's under its names)" if same
                                  else "") + "; continue with the same objective")
+        if init is not None:
+            _carry_objective_params(p, params, init)
         task = objective_class(p["objective"]).task
         if task != "multiclass" and p["num_class"] is not None:  # it was ignored
             raise ValueError(f"num_class={p['num_class']} applies to multiclass objectives "
@@ -121,8 +123,8 @@ class Booster:
             train_set.bin_mapper.is_categorical)
         if p["monotone_constraints"] is not None and obj.refit_leaves:
             raise ValueError(f"monotone_constraints with {obj.name!r}: its leaves are refit to "
-                             "the residuals' median after each tree is grown, which the "
-                             "constraints do not bound")
+                             "the residuals' median (quantile) after each tree is grown, which "
+                             "the constraints do not bound")
         p["interaction_constraints"] = resolve_interactions(p["interaction_constraints"],
                                                             train_set.feature_names)
         # LightGBM's rules of the constraints where it grows the trees (num_leaves) or names
@@ -636,6 +638,21 @@ def _carry_constraints(p, params, init):
     promise, without a word. Naming them, ``[]`` included, sets those of the new trees."""
     for key in ("monotone_constraints", "interaction_constraints"):
         named = any(k == key or ALIASES.get(k) == key for k in params)
+        if not named and init.params.get(key) is not None:
+            p[key] = init.params[key]
+
+
+def _carry_objective_params(p, params, init):
+    """The objective's own parameters the params do not name are the init model's, as
+    XGBoost's continuation keeps its booster's: a reg:tweedie model of power 1.3 continued
+    at the default 1.5 (0.77 off XGBoost's), and a quantile model needed its quantile_alpha
+    again."""
+    objective = params.get("objective")
+    lightgbm_quantile = isinstance(objective, str) and objective.lower() == "quantile"
+    for key in (*OBJECTIVE_PARAMS, "max_delta_step"):
+        named = any(k == key or ALIASES.get(k) == key
+                    or (k == "alpha" and key == "quantile_alpha" and lightgbm_quantile)
+                    for k in params)
         if not named and init.params.get(key) is not None:
             p[key] = init.params[key]
 

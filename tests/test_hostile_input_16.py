@@ -353,3 +353,46 @@ def test_validation_scores_under_lightgbms_rule_are_those_of_predict(container, 
     np.testing.assert_allclose(xgb_rule.evals_result["v"]["rmse"][-1],
                                np.sqrt(np.mean((xgb_rule.predict(conv(Xv)) - yv) ** 2)),
                                rtol=1e-12)
+
+
+def test_arrow_tables_of_nullable_booleans_and_decimals_train_as_their_frames():
+    """A pyarrow Table with a bool column holding nulls, or a decimal column, was refused
+    (with advice about categories), where its pandas frame trains, as do XGBoost and
+    LightGBM on that Table (probe 52)."""
+    import decimal
+
+    pd = pytest.importorskip("pandas")
+    pa = pytest.importorskip("pyarrow")
+    rng = np.random.default_rng(0)
+    n = 200
+    a = [None if rng.random() < 0.2 else bool(rng.integers(0, 2)) for _ in range(n)]
+    b = rng.integers(-3, 4, n)
+    y = np.array([3.0 if v is None else 2.0 * v for v in a]) + b + rng.normal(0, 0.1, n)
+    table = pa.table({"a": pa.array(a), "b": pa.array(b)})
+    frame = pd.DataFrame({"a": pd.array(a, dtype="boolean"), "b": b})
+    params = {"max_depth": 3}
+    want = hw.train(params, hw.Dataset(frame, y), 5)
+    got = hw.train(params, hw.Dataset(table, y), 5)
+    np.testing.assert_array_equal(got.predict(table), want.predict(frame))
+    dec = pa.table({"a": pa.array([decimal.Decimal(int(v)) for v in b],
+                                  pa.decimal128(10, 2)), "b": pa.array(b)})
+    want = hw.train(params, hw.Dataset(pd.DataFrame({"a": b.astype(float), "b": b}), y), 5)
+    got = hw.train(params, hw.Dataset(dec, y), 5)
+    np.testing.assert_array_equal(got.predict(dec), want.predict(
+        pd.DataFrame({"a": b.astype(float), "b": b})))
+
+
+def test_one_dimensional_sparse_arrays_and_min_data_in_bin_are_named():
+    """A 1-d scipy sparse array got a bare IndexError; ``min_data_in_bin`` (LightGBM's) was
+    answered "did you mean 'min_data_in_leaf'?" (probe 52)."""
+    sp = pytest.importorskip("scipy.sparse")
+    X, y = _data(300)
+    model = hw.train({"max_depth": 2}, hw.Dataset(X, y), 2)
+    one = sp.coo_array(X[0])
+    for call in (lambda: model.predict(one), lambda: hw.compile(model).predict(one),
+                 lambda: hw.Dataset(one)):
+        with pytest.raises(ValueError, match="1-d sparse array"):
+            call()
+    with pytest.raises(ValueError, match="min_data_in_bin=1") as err:
+        hw.train({"min_data_in_bin": 3}, hw.Dataset(X, y), 1)
+    assert "did you mean" not in str(err.value)

@@ -91,12 +91,29 @@ def as_pandas_if_named_table(X):
         return masked_as_nan(X)
     t = type(X)
     mod, name = t.__module__, t.__name__
-    if ((mod.startswith("pyarrow") and name in ("Table", "RecordBatch"))
-            or (mod.startswith("polars") and name == "DataFrame")):
+    if mod.startswith("pyarrow") and name in ("Table", "RecordBatch"):
+        return _arrow_as_pandas(X)
+    if mod.startswith("polars") and name == "DataFrame":
         return X.to_pandas()
     if _is_pandas_df(X):
         return _arrow_dictionaries_as_categories(X)
     return X
+
+
+def _arrow_as_pandas(table):
+    """An Arrow table as a pandas frame whose columns hardwood reads as pandas' own would be:
+    booleans with nulls as pandas' nullable ``boolean`` (``to_pandas`` made them object
+    columns, refused with advice about categories) and decimals as float64 (refused too),
+    as XGBoost and LightGBM read that table."""
+    import pandas as pd
+    import pyarrow as pa
+
+    cols = {i: table.column(i).cast(pa.float64())
+            for i, column_type in enumerate(table.schema.types)
+            if pa.types.is_decimal(column_type)}
+    for i, col in cols.items():
+        table = table.set_column(i, table.schema.field(i).name, col)
+    return table.to_pandas(types_mapper={pa.bool_(): pd.BooleanDtype()}.get)
 
 
 def _arrow_dictionaries_as_categories(df):
@@ -422,6 +439,9 @@ def check_sparse_structure(X, what="X"):
     format, COO a range check of its coordinates; other formats hold no raw indices."""
     if not _sp.issparse(X):
         return
+    if len(X.shape) != 2:  # (a 1-d sparse array: a bare IndexError further on)
+        raise ValueError(f"{what} is a {len(X.shape)}-d sparse array; a matrix of rows x "
+                         "features is needed (one row: reshape it to (1, n_features))")
     try:
         if X.format in ("csr", "csc", "bsr"):
             X.check_format(full_check=True)

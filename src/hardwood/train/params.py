@@ -315,6 +315,10 @@ FOREIGN_HINTS = {
     "min_data_per_group": "hardwood's categorical splits are XGBoost's (max_cat_to_onehot, "
                           "max_cat_threshold); it does not have LightGBM's min_data_per_group",
     "path_smooth": "hardwood has no path smoothing (LightGBM's path_smooth)",
+    # (difflib offered min_data_in_leaf, a limit on the leaves, not on the bins)
+    "min_data_in_bin": "hardwood's bins hold every distinct value up to max_bin (LightGBM's "
+                       "min_data_in_bin=1); LightGBM's default 3 merges values of fewer rows, "
+                       "so its trees can differ where values are rare",
     "extra_trees": "hardwood's boosted trees take the best threshold (LightGBM's extra_trees "
                    "draws one at random); hardwood.RandomForestRegressor/Classifier grow "
                    "forests",

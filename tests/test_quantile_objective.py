@@ -89,7 +89,7 @@ def test_quantile_parameters_are_checked():
     ds = hw.Dataset(X, y)
     with pytest.raises(ValueError, match="needs quantile_alpha"):
         hw.train({"objective": "reg:quantileerror"}, ds, 1)
-    for bad in (0.0, 1.0, 1.5, -0.2, "0.5", [0.1, 0.9], []):
+    for bad in (0.0, 1.0, 1.5, -0.2, "0.5", [0.3, 0.3], [], [0.2, 1.0]):
         with pytest.raises(ValueError, match="quantile_alpha"):
             hw.train({"objective": "reg:quantileerror", "quantile_alpha": bad}, ds, 1)
     with pytest.raises(ValueError, match="the quantile of reg:quantileerror"):
@@ -127,3 +127,30 @@ def test_the_estimator_trains_it_as_xgbregressor():
     ref = xgb.XGBRegressor(objective="reg:quantileerror", quantile_alpha=0.75, n_estimators=5,
                            max_depth=3, learning_rate=0.3, n_jobs=1).fit(X, y)
     np.testing.assert_allclose(est.predict(X), ref.predict(X), atol=3e-6)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_list_of_quantiles_trains_one_output_each_as_xgboost(weighted, tmp_path):
+    """XGBoost's ``quantile_alpha=[0.1, 0.5, 0.9]`` trains one tree per quantile a round and
+    predicts a column each; its metric is the mean pinball loss (it was refused)."""
+    from hardwood.metrics import score_model
+
+    X, y, w = _data()
+    w = w if weighted else None
+    params = {"objective": "reg:quantileerror", "quantile_alpha": [0.1, 0.5, 0.9],
+              "max_depth": 3}
+    dx = xgb.DMatrix(X, y, weight=w)
+    evals_x, evals_h = {}, {}
+    bx = xgb.train({**params, "nthread": 1}, dx, 6, evals=[(dx, "t")], evals_result=evals_x,
+                   verbose_eval=False)
+    ds = hw.Dataset(X, y, weight=w)
+    model = hw.train(params, ds, 6, valid_sets=[ds], valid_names=["t"], evals_result=evals_h)
+    pred = model.predict(X)
+    assert pred.shape == (X.shape[0], 3)
+    np.testing.assert_allclose(pred, bx.predict(dx), atol=3e-6)
+    np.testing.assert_allclose(evals_h["t"]["quantile"], evals_x["t"]["quantile"], rtol=1e-6)
+    assert np.all(np.diff(pred.mean(axis=0)) > 0)  # the quantiles in order
+    model.save(tmp_path / "m.json")
+    np.testing.assert_array_equal(hw.load(tmp_path / "m.json").predict(X), pred)
+    scores, _ = score_model(model, y, pred)
+    assert [m for m, _ in scores] == ["quantile"]

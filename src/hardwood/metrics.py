@@ -143,12 +143,17 @@ def lightgbm_gamma_deviance(y, p, w):
     return float(2.0 * np.sum((r - _safe_log(r) - 1.0) * w))
 
 
-def quantile(alpha):
-    """The pinball loss of quantile ``alpha`` (XGBoost's and LightGBM's ``quantile``):
-    alpha (y - p) where y >= p, (1 - alpha) (p - y) below."""
+def quantile(alphas):
+    """The pinball loss of the quantiles ``alphas`` (XGBoost's and LightGBM's ``quantile``):
+    alpha (y - p) where y >= p, (1 - alpha) (p - y) below; with several quantiles (one
+    prediction column each), their mean, as XGBoost's."""
+    a = np.asarray(alphas, dtype=np.float64)
+
     def metric(y, p, w):
-        d = y - p
-        return float(np.average(np.where(d >= 0, alpha * d, (alpha - 1.0) * d), weights=w))
+        p = np.asarray(p, dtype=np.float64).reshape(y.shape[0], -1)
+        d = y[:, None] - p
+        loss = np.where(d >= 0, a * d, (a - 1.0) * d).mean(axis=1)
+        return float(np.average(loss, weights=w))
     return metric
 
 
@@ -208,7 +213,9 @@ def get_metric(name, params=None):
             raise ValueError("eval_metric 'quantile' scores the quantile of the training's "
                              "quantile_alpha (objective 'reg:quantileerror' or 'quantile')")
         lightgbm = str(params.get("objective", "")).lower() == "quantile"
-        return quantile(float(alpha) if lightgbm else float(np.float32(alpha)))  # (XGBoost's)
+        alphas = alpha if isinstance(alpha, (list, tuple)) else [alpha]
+        return quantile([float(a) if lightgbm else float(np.float32(a))  # (XGBoost's)
+                         for a in alphas])
     if isinstance(name, str) and parse_ranking_metric(name) is not None:
         def metric(y, p, w, group=None, gain=None):
             if group is None:
@@ -266,6 +273,8 @@ def metrics_for_objective(objective_name, params=None):
     if params and objective_name == "reg:tweedie":
         default = tweedie_metric(params.get("tweedie_variance_power") or 1.5,
                                  str(params.get("objective", "")).lower() == "tweedie")
+    if params and isinstance(params.get("quantile_alpha"), (list, tuple)):
+        return (default,)  # (one column per quantile: rmse and mae score one)
     return (default,) + tuple(m for m in GENERAL if TASK[m] == o.task and m != default)
 
 

@@ -440,19 +440,21 @@ class AbsoluteError(Objective):
     def gradients(self, pred, y, w, g, h, parallel=False):
         _one_output(ABSOLUTE, pred, y, w, g, h, parallel)
 
-    def leaf_value(self, residual, weight):
+    def leaf_value(self, residual, weight, k=0):
+        """The optimum of a leaf of output ``k`` over its residuals."""
         return self._median(residual, weight)
 
 
 class Quantile(AbsoluteError):
-    """The pinball loss of one quantile, ``quantile_alpha`` (XGBoost's ``reg:quantileerror``,
-    which needs it; LightGBM's ``quantile``, whose ``alpha`` it is, 0.9 by default), taken in
-    float32 as both libraries take it. As the absolute error (its 0.5 up to a factor), its
-    leaves are refit to the quantile of their residuals, and it starts from the labels'
-    quantile, by the rule of the library whose name trained it (``_xgboost_quantile``,
-    ``_lightgbm_quantile``)."""
+    """The pinball loss of the quantiles ``quantile_alpha`` (XGBoost's ``reg:quantileerror``,
+    which needs it, one output per quantile of a list; LightGBM's ``quantile``, whose
+    ``alpha`` it is, 0.9 by default), taken in float32 as both libraries take them. As the
+    absolute error (its 0.5 up to a factor), its leaves are refit to the quantile of their
+    residuals, and each output starts from the labels' quantile, by the rule of the library
+    whose name trained it (``_xgboost_quantile``, ``_lightgbm_quantile``)."""
     name = "reg:quantileerror"
     default_metric = "quantile"
+    outputs = "any"  # one per quantile
 
     def __init__(self, params):
         Objective.__init__(self, params)
@@ -462,12 +464,22 @@ class Quantile(AbsoluteError):
             raise ValueError("objective 'reg:quantileerror' needs quantile_alpha, the "
                              "quantile in (0, 1), as XGBoost's ('quantile', LightGBM's name, "
                              "takes alpha, 0.9 by default)")
-        self.alpha = float(np.float32(alpha))
-        rule = _lightgbm_quantile if self.lightgbm else _xgboost_quantile
-        self._median = lambda values, weights: rule(values, weights, self.alpha)
+        alphas = alpha if isinstance(alpha, (list, tuple)) else [alpha]
+        self.alphas = [float(np.float32(a)) for a in alphas]
+        self.n_outputs = len(self.alphas)
+        self._rule = _lightgbm_quantile if self.lightgbm else _xgboost_quantile
+
+    def base_score(self, y, w):
+        ws = w if self.weighs(w) else None
+        q = [self._rule(y, ws, a) for a in self.alphas]
+        return np.array([float(np.float32(v)) for v in q] if self.lightgbm else q)
 
     def gradients(self, pred, y, w, g, h, parallel=False):
-        _one_output(QUANTILE, pred, y, w, g, h, parallel, self.alpha)
+        for k, alpha in enumerate(self.alphas):
+            _one_output(QUANTILE, pred[k:k + 1], y, w, g[k:k + 1], h[k:k + 1], parallel, alpha)
+
+    def leaf_value(self, residual, weight, k=0):
+        return self._rule(residual, weight, self.alphas[k])
 
 
 class PseudoHuber(Objective):

@@ -353,7 +353,7 @@ class Booster:
                     tree.value[:] = 0.0
                     binned.value[:] = 0.0
                 elif obj.refit_leaves:  # (w None: unweighted, no sampling weights)
-                    _refit_leaves(obj, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
+                    _refit_leaves(obj, k, tree, binned, leaves, leaf_ids, ts.label, self.pred[k],
                                   None if w is self.w and not obj.weighs(ts.weight) else w,
                                   p["learning_rate"])
                 if sampled:
@@ -944,13 +944,13 @@ def _check_weight_range(w, what):
                          "for nothing")
 
 
-def _refit_leaves(obj, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):
-    """Leaf value = learning_rate x objective's optimum over the leaf's residuals
-    (the weighted median for reg:absoluteerror; ``w`` None: unweighted)."""
+def _refit_leaves(obj, k, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):
+    """Leaf value = learning_rate x objective's optimum over the leaf's residuals in output
+    ``k`` (the weighted median for reg:absoluteerror; ``w`` None: unweighted)."""
     for i, leaf in enumerate(leaf_ids):
         r = leaves.rows(i)
         if r.size == 0:
             continue
-        v = lr * obj.leaf_value(y[r] - pred_k[r], None if w is None else w[r])
+        v = lr * obj.leaf_value(y[r] - pred_k[r], None if w is None else w[r], k)
         tree.value[leaf] = v
         binned.value[leaf] = v

@@ -331,23 +331,22 @@ FOREIGN_HINTS = {
 
 
 def _check_quantile_alpha(p):
-    """One quantile in (0, 1): a number, or XGBoost's list of one (XGBoost trains one
-    output per quantile of a longer list; hardwood does not yet); LightGBM's 0.9 under its
-    name 'quantile'."""
+    """Quantiles in (0, 1): a number, or XGBoost's list (one output per quantile);
+    LightGBM's 0.9 under its name 'quantile'."""
     a = p["quantile_alpha"]
     if a is None:
         objective = p["objective"]
         if isinstance(objective, str) and objective.lower() == "quantile":
             p["quantile_alpha"] = 0.9  # LightGBM's default alpha
         return
-    if isinstance(a, (list, tuple)):
-        if len(a) != 1:
-            raise ValueError(f"quantile_alpha={a!r}: hardwood trains one quantile per model; "
-                             "train a model for each quantile")
-        a = a[0]
-    if not isinstance(a, numbers.Real) or isinstance(a, bool) or not 0.0 < a < 1.0:
-        raise ValueError(f"quantile_alpha must be a number in (0, 1), got {p['quantile_alpha']!r}")
-    p["quantile_alpha"] = float(a)
+    values = list(a) if isinstance(a, (list, tuple)) else [a]
+    if not values or not all(isinstance(v, numbers.Real) and not isinstance(v, bool)
+                             and 0.0 < v < 1.0 for v in values):
+        raise ValueError(f"quantile_alpha must be a number in (0, 1), or a list of them (one "
+                         f"output each), got {a!r}")
+    if len(set(values)) != len(values):
+        raise ValueError(f"quantile_alpha={a!r} names a quantile twice")
+    p["quantile_alpha"] = float(values[0]) if len(values) == 1 else [float(v) for v in values]
 
 
 def _xgboost_poisson_step(p, params, seen):

@@ -54,7 +54,7 @@ from sklearn.utils.validation import (
 )
 
 from .data.convert import as_pandas_if_named_table, check_sparse_structure, reject_masked
-from .data.dataset import Dataset
+from .data.dataset import Dataset, start_margins
 from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, lightgbm_flavoured, objective_class
 from .train.engine import train
@@ -311,11 +311,16 @@ class _GBDTBase(BaseEstimator):
         if eval_set is None and sample_weight_eval_set is not None:  # it was ignored
             raise ValueError("sample_weight_eval_set needs eval_set: it weighs the rows of "
                              "eval_set's pairs")
+        if eval_set is None and eval_margins is not None:  # (it was ignored)
+            raise ValueError("base_margin_eval_set needs eval_set: it holds the starting "
+                             "margins of eval_set's pairs")
         if eval_set is not None:
             if isinstance(eval_set, tuple) and len(eval_set) == 2 and not isinstance(eval_set[0], tuple):
                 eval_set = [eval_set]
             eval_set = list(eval_set)
-            eval_margins = _per_pair(eval_margins, len(eval_set), "base_margin_eval_set")
+            margin_key = "base_margin" if eval_margins is None else eval_margins[1]
+            eval_margins = _per_pair(None if eval_margins is None else eval_margins[0],
+                                     len(eval_set), "base_margin_eval_set")
             if sample_weight_eval_set is not None:
                 sample_weight_eval_set = list(sample_weight_eval_set)
                 if len(sample_weight_eval_set) != len(eval_set):
@@ -333,7 +338,7 @@ class _GBDTBase(BaseEstimator):
                 if wv is not None:
                     wv = _check_sample_weight(wv, Xv, dtype=np.float64, ensure_non_negative=True)
                 valid_sets.append(Dataset(Xv, yv, weight=wv, reference=train_set,
-                                          base_margin=eval_margins[i],
+                                          **{margin_key: eval_margins[i]},
                                           **(eval_queries[i] if eval_queries else {})))
                 valid_names.append(f"validation_{i}")
         if self.early_stopping_rounds is not None and not valid_sets:
@@ -557,7 +562,8 @@ class GBDTRegressor(RegressorMixin, _GBDTBase):
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=True,
                                                       drop_zero_weight=False)
         X, y, sample_weight, margins = self._drop_zero_weight_rows(X, y, sample_weight,
-                                                                   _rows_of(margins, X))
+                                                                   _rows_of(margins[0], X,
+                                                                            margins[1]))
         return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
                          objective, margins=margins, eval_margins=eval_margins)
 
@@ -591,7 +597,7 @@ class GBDTClassifier(ClassifierMixin, _GBDTBase):
         X, y, sample_weight = self._validate_fit_data(X, y, sample_weight, y_numeric=False,
                                                       drop_zero_weight=False)
         check_classification_targets(y)
-        margins = _rows_of(margins, X)
+        margins = _rows_of(margins[0], X, margins[1])
         # classes_ come from all the labels, as scikit-learn's and XGBoost's: a class whose rows
         # all weigh 0 keeps its column in predict_proba (of probability near 0)
         le = LabelEncoder()
@@ -665,25 +671,22 @@ def _margins_given(base_margin, init_score, eval_base_margin, eval_init_score):
     if eval_base_margin is not None and eval_init_score is not None:
         raise ValueError("give base_margin_eval_set (XGBoost's name) or eval_init_score "
                          "(LightGBM's), not both")
-    return (base_margin if init_score is None else init_score,
-            eval_base_margin if eval_init_score is None else eval_init_score)
+    return ((base_margin, "base_margin") if init_score is None else (init_score, "init_score"),
+            None if eval_base_margin is None and eval_init_score is None else
+            (eval_base_margin, "base_margin") if eval_init_score is None else
+            (eval_init_score, "init_score"))
 
 
-def _rows_of(margins, X):
-    """``margins`` as an array of one row per row of ``X`` (checked by the Dataset)."""
+def _rows_of(margins, X, what="base_margin"):
+    """``margins`` as an array of one row per row of ``X`` (``start_margins``: a flat array
+    row by row under XGBoost's name, output by output under LightGBM's ``init_score``)."""
     if margins is None:
         return None
     if isinstance(X, Dataset):
         raise ValueError("fit(dataset) takes the starting margins the hardwood.Dataset "
                          "holds: give base_margin= when building it")
-    m = np.asarray(margins.to_numpy() if hasattr(margins, "to_numpy") else margins,
-                   dtype=np.float64)
     n = X.shape[0] if hasattr(X, "shape") else len(X)
-    if m.ndim == 1 and m.size != n and n and m.size % n == 0:  # LightGBM's flat array
-        m = m.reshape(-1, n).T
-    if m.shape[0] != n:
-        raise ValueError(f"base_margin has {m.shape[0]} rows but X has {n}")
-    return m
+    return start_margins(margins, n, what)
 
 
 def _per_pair(margins, n_pairs, what):
@@ -783,12 +786,29 @@ class GBDTRanker(_GBDTBase):
         return p
 
     def fit(self, X, y=None, group=None, qid=None, sample_weight=None, eval_set=None,
-            eval_group=None, eval_qid=None, verbose=False):
+            eval_group=None, eval_qid=None, verbose=False, sample_weight_eval_set=None,
+            base_margin=None, base_margin_eval_set=None, init_score=None,
+            eval_init_score=None):
         """Fit the ranker. ``eval_set``: (X, y) pairs, each with its ``eval_group[i]`` sizes
         or ``eval_qid[i]`` ids. ``X`` may be a ``hardwood.Dataset`` built with its queries
-        (``y``, ``sample_weight`` and the queries then come from it)."""
+        (``y``, ``sample_weight`` and the queries then come from it), or a DataFrame with a
+        ``qid`` column, taken as the query ids (and not as a feature) where neither
+        ``group`` nor ``qid`` is given, as XGBRanker does. ``base_margin`` (``init_score``)
+        and ``base_margin_eval_set`` (``eval_init_score``): starting margins, as
+        ``GBDTRegressor.fit``'s."""
         objective = self.objective or DEFAULT_OBJECTIVE["ranking"]
         objective_for(self, objective, ("ranking",))
+        margins, eval_margins = _margins_given(base_margin, init_score, base_margin_eval_set,
+                                               eval_init_score)
+        if _is_dataframe(X) and "qid" in X.columns:
+            # (it was trained on as a feature: 11% of the importance, and predictions on
+            # new queries moved by 0.79 with the ids alone)
+            if qid is not None:
+                raise ValueError("X has a 'qid' column and qid= is given too: give the query "
+                                 "ids once")
+            if group is None:
+                qid = X["qid"]
+                X = X.drop(columns="qid")
         if isinstance(X, Dataset):
             # (group= beside a Dataset was required, then ignored for the Dataset's own)
             if group is not None or qid is not None:
@@ -826,13 +846,20 @@ class GBDTRanker(_GBDTBase):
             key = "group" if eval_group is not None else "qid"
             eval_queries = [{key: v} for v in given]
             eval_set = pairs
-        return self._fit(X, y, sample_weight, eval_set, None, verbose, objective,
-                         queries=queries, eval_queries=eval_queries)
+        return self._fit(X, y, sample_weight, eval_set, sample_weight_eval_set, verbose,
+                         objective, queries=queries, eval_queries=eval_queries,
+                         margins=_rows_of(margins[0], X, margins[1]),
+                         eval_margins=eval_margins)
 
-    def predict(self, X):
-        """Ranking scores, shape (n_samples,): sort a query's rows by them, highest first."""
+    def predict(self, X, base_margin=None):
+        """Ranking scores, shape (n_samples,): sort a query's rows by them, highest first;
+        ``base_margin``: the rows' starting margins, where the model was trained with them.
+        A ``qid`` column of a DataFrame is left out, as in ``fit``."""
+        if (_is_dataframe(X) and "qid" in X.columns
+                and "qid" not in getattr(self, "feature_names_in_", ())):
+            X = X.drop(columns="qid")
         X = self._validate_predict_X(X)
-        return np.asarray(self.model_.predict(X), dtype=np.float64)
+        return np.asarray(self.model_.predict(X, base_margin=base_margin), dtype=np.float64)
 
     def score(self, X, y, group=None, qid=None, sample_weight=None):
         """The mean NDCG@10 over the queries of ``X`` (``group=`` sizes or ``qid=`` ids, as

@@ -110,7 +110,9 @@ class _ZeroSide:
 def start_margins(m, n_rows, what):
     """Each row's starting margins (XGBoost's ``base_margin``, LightGBM's ``init_score``) as
     float64 (n_rows, n_outputs), or None: a vector of one per row, a matrix of one column per
-    output, or LightGBM's flat multi-class array (output by output, n_rows each)."""
+    output, or a flat array of n_rows x n_outputs: row by row as XGBoost reads a flat
+    ``base_margin``, output by output as LightGBM reads a flat ``init_score`` (``what``
+    names which; hardwood read both LightGBM's way: 0.83 off in probability)."""
     if m is None:
         return None
     if hasattr(m, "to_numpy"):
@@ -123,7 +125,8 @@ def start_margins(m, n_rows, what):
         if n_rows == 0 or arr.size % max(n_rows, 1) or arr.size == 0:
             raise ValueError(f"{what} has {arr.size} values for {n_rows} rows: give one per "
                              "row, or one per row and output")
-        arr = arr.reshape(-1, n_rows).T  # (LightGBM's flat array: output by output)
+        lightgbm = "init_score" in what
+        arr = arr.reshape(-1, n_rows).T if lightgbm else arr.reshape(n_rows, -1)
     elif arr.ndim != 2 or arr.shape[0] != n_rows:
         raise ValueError(f"{what} has shape {arr.shape}; expected ({n_rows},) or "
                          f"({n_rows}, n_outputs)")
@@ -398,7 +401,11 @@ class Dataset:
         """The rows' starting margins, (n_rows, n_outputs), or None."""
         return self.base_margin
 
-    get_init_score = get_base_margin  # (LightGBM's name)
+    def get_init_score(self):
+        """LightGBM's: the starting margins flat, output by output ((n_rows,) for one), or
+        None."""
+        m = self.base_margin
+        return None if m is None else np.ascontiguousarray(m.T).ravel()
 
     def get_group(self):
         """The query sizes (LightGBM's ``Dataset.get_group``), or None without queries.

@@ -103,6 +103,8 @@ class Model:
     def __setattr__(self, name, value):
         if name == "trees" and not isinstance(value, TreeList):
             value = TreeList(value)  # a list assigned anew: its changes counted from here
+        if name == "base_score":  # (a plain number or list reached the kernels: TypeError)
+            value = np.atleast_1d(np.array(value, dtype=np.float64))
         object.__setattr__(self, name, value)
 
     # -- basic facts ----------------------------------------------------------------
@@ -356,8 +358,9 @@ class Model:
         base_margin : each row's starting margins, (n,) or (n, n_outputs) (XGBoost's
                   ``base_margin``; LightGBM's ``init_score``, which its predict leaves for
                   you to add), in place of the base score, as a model trained on a
-                  ``Dataset(..., base_margin=)`` started from (its bias term for 'contrib'
-                  and 'interaction'; 'leaf' does not read it).
+                  ``Dataset(..., base_margin=)`` started from; added to it where it was
+                  trained under LightGBM's names, as LightGBM's (its bias term for
+                  'contrib' and 'interaction'; 'leaf' does not read it).
         """
         if output not in OUTPUTS:
             raise ValueError(f"output must be one of {OUTPUTS}, got {output!r}")
@@ -398,7 +401,8 @@ class Model:
         if shift.shape[1] != K:
             raise ValueError(f"base_margin has {shift.shape[1]} column(s) for the model's {K} "
                              "output(s)")
-        shift = shift - np.asarray(self.base_score, dtype=np.float64)[None, :]
+        if not self.params.get("margins_add_to_base", False):  # (XGBoost's: they replace it)
+            shift = shift - np.asarray(self.base_score, dtype=np.float64)[None, :]
         if output in SHAP_OUTPUTS:  # the bias term: the last column (and row)
             view = out.reshape(out.shape[0], K, *out.shape[1 + (K > 1):])
             if output == "contrib":

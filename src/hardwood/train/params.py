@@ -76,6 +76,9 @@ DEFAULTS = {
     "verbose": False,
     "device": "cpu",
     "backend": None,  # internal: 'cpu' or 'reference' (the naive twins)
+    # internal: rows' starting margins (base_margin / init_score) add to the base score, as
+    # LightGBM's (set under its names by train/booster.py), or replace it, as XGBoost's
+    "margins_add_to_base": False,
     "pages": None,  # internal: the in-core rows cut into pages (a count, or row-id cuts), or
                     # {"dir": folder, "page_bytes": n}: the bins written to pages on disk
 }
@@ -652,6 +655,8 @@ def _resolve(params):
         p["backend"] = "cpu"
     if p["backend"] not in ("cpu", "reference"):
         raise ValueError(f"backend must be 'cpu' or 'reference', got {p['backend']!r}")
+    if not isinstance(p["margins_add_to_base"], bool):
+        raise TypeError("parameter 'margins_add_to_base' must be True or False")
     if p["pages"] is not None and not isinstance(p["pages"], (list, tuple, dict)):
         _num(p, "pages", 1, integer=True)
     if isinstance(p["eval_metric"], str) and p["eval_metric"].lower() in NO_METRIC:

@@ -433,3 +433,19 @@ def test_a_qid_column_of_a_frame_is_the_queries_not_a_feature():
     np.testing.assert_array_equal(ranker.predict(df.assign(qid=0)), ranker.predict(df))
     with pytest.raises(ValueError, match="'qid' column"):
         hw.GBDTRanker(n_estimators=2).fit(df, y, qid=qid)
+
+
+def test_small_names_of_the_peers_are_understood():
+    """``metric=""`` is LightGBM's default metric (it was refused); ``boost_from_average``
+    and XGBoost's ``ndcg-`` get named errors (a bare TypeError for the latter; probes 53,
+    54)."""
+    from hardwood.ranking import ranking_metric
+
+    X, y = _data(300)
+    ds = hw.Dataset(X, y)
+    model = hw.train({"metric": ""}, ds, 2, valid_sets=[ds], valid_names=["t"])
+    assert list(model.evals_result["t"]) == ["rmse"]
+    with pytest.raises(ValueError, match="boost_from_average=True"):
+        hw.train({"boost_from_average": False}, ds, 1)
+    with pytest.raises(ValueError, match="'-' variant"):
+        ranking_metric("ndcg-", np.array([1.0, 0.0]), np.array([0.2, 0.1]), np.array([0, 2]))

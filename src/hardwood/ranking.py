@@ -262,6 +262,10 @@ def _per_query(y, p, ptr, gain, k, kind):
 def parse_ranking_metric(name):
     """('ndcg' | 'map' | 'pre', k) for 'ndcg', 'ndcg@10', ...; None for another name."""
     base, _, at = name.partition("@")
+    if base in ("ndcg-", "map-", "pre-"):  # (a bare TypeError from ranking_metric)
+        raise ValueError(f"eval_metric {name!r}: XGBoost's '-' variant (a query without a "
+                         "relevant row scores 0) is not supported; give "
+                         f"'{base[:-1]}' (see hardwood.ranking for its rule)")
     if base not in ("ndcg", "map", "pre"):
         return None
     if at:

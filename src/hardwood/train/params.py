@@ -318,6 +318,9 @@ FOREIGN_HINTS = {
     "min_data_per_group": "hardwood's categorical splits are XGBoost's (max_cat_to_onehot, "
                           "max_cat_threshold); it does not have LightGBM's min_data_per_group",
     "path_smooth": "hardwood has no path smoothing (LightGBM's path_smooth)",
+    "boost_from_average": "hardwood starts from the labels' average (or the objective's "
+                          "own start), LightGBM's boost_from_average=True; give base_score= "
+                          "for another start, or base_margin= on the Dataset for each row's",
     # (difflib offered min_data_in_leaf, a limit on the leaves, not on the bins)
     "min_data_in_bin": "hardwood's bins hold every distinct value up to max_bin (LightGBM's "
                        "min_data_in_bin=1); LightGBM's default 3 merges values of fewer rows, "
@@ -659,6 +662,8 @@ def _resolve(params):
         raise TypeError("parameter 'margins_add_to_base' must be True or False")
     if p["pages"] is not None and not isinstance(p["pages"], (list, tuple, dict)):
         _num(p, "pages", 1, integer=True)
+    if p["eval_metric"] == "":  # LightGBM's: the objective's default metric
+        p["eval_metric"] = None
     if isinstance(p["eval_metric"], str) and p["eval_metric"].lower() in NO_METRIC:
         p["eval_metric"] = [NO_METRIC[0]]  # (LightGBM's: only the custom metrics, if any)
     if isinstance(p["eval_metric"], str):

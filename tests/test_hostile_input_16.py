@@ -449,3 +449,14 @@ def test_small_names_of_the_peers_are_understood():
         hw.train({"boost_from_average": False}, ds, 1)
     with pytest.raises(ValueError, match="'-' variant"):
         ranking_metric("ndcg-", np.array([1.0, 0.0]), np.array([0.2, 0.1]), np.array([0, 2]))
+
+
+def test_xgboosts_lambdarank_normalisations_are_named():
+    """``lambdarank_normalization`` was answered "did you mean 'lambdarank_norm'?", which
+    gives another model than XGBoost's (probe 54)."""
+    X, y = _data(200)
+    ds = hw.Dataset(X, np.minimum(np.abs(y).round(), 3), group=[100, 100])
+    for name in ("lambdarank_normalization", "lambdarank_score_normalization"):
+        with pytest.raises(ValueError, match="LightGBM's LambdaMART") as err:
+            hw.train({"objective": "rank:ndcg", name: False}, ds, 1)
+        assert "did you mean" not in str(err.value)

@@ -318,6 +318,15 @@ FOREIGN_HINTS = {
     "min_data_per_group": "hardwood's categorical splits are XGBoost's (max_cat_to_onehot, "
                           "max_cat_threshold); it does not have LightGBM's min_data_per_group",
     "path_smooth": "hardwood has no path smoothing (LightGBM's path_smooth)",
+    # (difflib offered lambdarank_norm, which also drops the per-pair 0.01 + |ds| division,
+    # XGBoost's separate lambdarank_score_normalization: another model than XGBoost's)
+    "lambdarank_normalization": "hardwood's rank:ndcg is LightGBM's LambdaMART; its "
+                                "lambdarank_norm=False drops both LightGBM's query "
+                                "normalisation and the per-pair 0.01 + |ds| division, so no "
+                                "setting gives XGBoost's lambdarank_normalization alone (see "
+                                "README, ranking)",
+    "lambdarank_score_normalization": "hardwood's rank:ndcg is LightGBM's LambdaMART; see "
+                                      "lambdarank_norm (README, ranking)",
     "boost_from_average": "hardwood starts from the labels' average (or the objective's "
                           "own start), LightGBM's boost_from_average=True; give base_score= "
                           "for another start, or base_margin= on the Dataset for each row's",

@@ -4,7 +4,6 @@ tells early stopping which way to go."""
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import gammaln
 
 from .objectives import (OBJECTIVES, metric_label_problem, names, objective_class,
                          tweedie_metric)
@@ -76,6 +75,8 @@ def _mean(rows, w):
 
 def poisson_nloglik(y, p, w):
     """XGBoost's: lgamma(y + 1) + p - y log p, with p at least 1e-16."""
+    from scipy.special import gammaln  # (on first use: not at hardwood's import)
+
     y, p = _f32(y, p)
     p = np.maximum(p, np.float32(1e-16))
     return _mean(gammaln(y + np.float32(1)).astype(np.float32) + p - np.log(p) * y, w)
@@ -95,14 +96,19 @@ def gamma_deviance(y, p, w):
     return 2.0 * _mean(np.log(p / y) + y / p - np.float32(1), w)
 
 
+def _tweedie_rows(y, p, rho):
+    """Each row's Tweedie negative log-likelihood of power ``rho``, in the inputs' float
+    type: -y p^(1-rho) / (1-rho) + p^(2-rho) / (2-rho)."""
+    a = y * np.exp((1 - rho) * np.log(p)) / (1 - rho)
+    b = np.exp((2 - rho) * np.log(p)) / (2 - rho)
+    return b - a
+
+
 def tweedie_nloglik(rho):
-    """XGBoost's ``tweedie-nloglik@rho``: -y p^(1-rho) / (1-rho) + p^(2-rho) / (2-rho)."""
+    """XGBoost's ``tweedie-nloglik@rho``, in float32 rows."""
     def metric(y, p, w):
         y, p = _f32(y, p)
-        r = np.float32(rho)
-        a = y * np.exp((1 - r) * np.log(p)) / (1 - r)
-        b = np.exp((2 - r) * np.log(p)) / (2 - r)
-        return _mean(-a + b, w)
+        return _mean(_tweedie_rows(y, p, np.float32(rho)), w)
     return metric
 
 
@@ -122,9 +128,7 @@ def lightgbm_tweedie(rho):
     clipped at 1e-10."""
     def metric(y, p, w):
         p = np.maximum(p, float(np.float32(1e-10)))
-        a = y * np.exp((1 - rho) * np.log(p)) / (1 - rho)
-        b = np.exp((2 - rho) * np.log(p)) / (2 - rho)
-        return float(np.average(-a + b, weights=w))
+        return float(np.average(_tweedie_rows(y, p, rho), weights=w))
     return metric
 
 
@@ -231,9 +235,9 @@ def get_metric(name, params=None):
     if name not in METRICS:
         hint = LIGHTGBM_METRICS.get(name)
         hint = f" (for LightGBM's {name!r}, use {hint})" if hint else ""
-        raise ValueError(f"unknown eval_metric {name!r}{hint}; expected one of "
-                         f"{sorted(METRICS) + [QUANTILE, LIGHTGBM_TWEEDIE, TWEEDIE + '@rho']} or a ranking metric (ndcg, map, pre, with an "
-                         "optional @k)")
+        known = sorted(METRICS) + [QUANTILE, LIGHTGBM_TWEEDIE, TWEEDIE + "@rho"]
+        raise ValueError(f"unknown eval_metric {name!r}{hint}; expected one of {known} or a "
+                         "ranking metric (ndcg, map, pre, with an optional @k)")
     return METRICS[name]
 
 

@@ -893,6 +893,13 @@ def metric_label_problem(objective_name, n_outputs, y):
     return f"{objective_name} needs {wanted}, found {float(y[i]):g} at row {i}"
 
 
+def outputs_fit(objective_name, n_outputs) -> bool:
+    """Whether a model of this objective (a registered name) may have ``n_outputs``: one,
+    one per class (two or more), or any count (``Objective.outputs``)."""
+    outputs = OBJECTIVES[objective_name].outputs
+    return outputs == "any" or (outputs == "per_class") == (n_outputs > 1)
+
+
 def transform_code(objective_name):
     """The output transform code of a model's objective (its canonical name); the identity
     for a name hardwood does not know (a Model built by hand; model files are checked)."""

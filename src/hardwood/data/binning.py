@@ -78,6 +78,13 @@ def _runs(v):
 # LightGBM's edges next to 0.0 (backends/split.ZERO_EDGE, float32(1e-35) widened)
 ZERO_RISK = float(np.float32(1e-35))
 
+
+def at_zero_risk(values, lo, hi):
+    """Where ``values`` lie in their field's ``zero_risk_interval`` (``lo``, ``hi``,
+    broadcast against them) farther than 1e-35 from 0.0."""
+    with np.errstate(invalid="ignore"):
+        return (values > lo) & (values <= hi) & (np.abs(values) > ZERO_RISK)
+
 EDGE_FIELDS = 16  # fields copied into contiguous rows at a time to find their edges
 
 
@@ -438,7 +445,7 @@ class BinMapper:
         """(lo, hi) per field: values in (lo, hi] share a bin with a point of +-1e-35,
         LightGBM's edges next to 0.0 (``ZERO_RISK``): a validation value there, 0.3 in a bin
         of 0.0 up to 0.5 say, is routed by such a threshold otherwise than its bin says
-        (``Dataset.zero_side``). NaN for categorical fields."""
+        (``Dataset.zero_side``, ``at_zero_risk``). NaN for categorical fields."""
         d = self.n_bins.size
         lo, hi = np.full(d, np.nan), np.full(d, np.nan)
         for j, e in enumerate(self.upper_edges):
@@ -450,17 +457,6 @@ class BinMapper:
             hi[j] = e[min(b_hi, e.size - 1)]
         return lo, hi
 
-    def zero_side_entries(self, values, rows, fields, lo=None, hi=None):
-        """(rows, fields, signs) of the entries ``values`` (at ``rows``, ``fields``) that
-        lie in ``zero_risk_interval`` farther than 1e-35 from 0.0, with the side of 0.0 they
-        lie on."""
-        if lo is None:
-            lo, hi = self.zero_risk_interval()
-        with np.errstate(invalid="ignore"):
-            at = ((values > lo[fields]) & (values <= hi[fields])
-                  & (np.abs(values) > ZERO_RISK))
-        k = np.flatnonzero(at)
-        return rows[k], fields[k], np.sign(values[k]).astype(np.int8)
 
     def transform(self, X: np.ndarray):
         """Return (row-major bins (n, d), column-major bins (d, n))."""

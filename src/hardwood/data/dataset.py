@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .binning import ZERO_RISK, BinMapper
+from .binning import BinMapper, at_zero_risk
 from .convert import (FeatureInfo, as_pandas_if_named_table, checked_csr, to_csr,
                       to_float_matrix, to_vector)
 from .sparse import bin_sparse, fit_sparse, wants_sparse
@@ -74,10 +74,10 @@ def _chunkable(X, categorical_features):
 
 
 class _ZeroSide:
-    """``BinMapper.zero_side_entries`` gathered over a matrix (dense, in chunks, or CSR)."""
+    """The entries of a matrix (dense, in chunks, or CSR) at ``binning.at_zero_risk``:
+    (rows, fields, the side of 0.0 they lie on)."""
 
     def __init__(self, bm):
-        self.bm = bm
         self.lo, self.hi = bm.zero_risk_interval()
         self.found = []
 
@@ -86,18 +86,15 @@ class _ZeroSide:
         if fields.size == 0:
             return
         sub = mat[:, fields]
-        with np.errstate(invalid="ignore"):
-            at = ((sub > self.lo[fields]) & (sub <= self.hi[fields])
-                  & (np.abs(sub) > ZERO_RISK))
-        r, c = np.nonzero(at)
-        if r.size:
-            self.found.append((r + row0, fields[c], np.sign(sub[r, c]).astype(np.int8)))
+        r, c = np.nonzero(at_zero_risk(sub, self.lo[fields], self.hi[fields]))
+        self.found.append((r + row0, fields[c], np.sign(sub[r, c]).astype(np.int8)))
 
     def add_csr(self, mat):
         rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))
-        self.found.append(self.bm.zero_side_entries(
-            np.asarray(mat.data, dtype=np.float64), rows, np.asarray(mat.indices, np.int64),
-            self.lo, self.hi))
+        fields = np.asarray(mat.indices, dtype=np.int64)
+        values = np.asarray(mat.data, dtype=np.float64)
+        k = np.flatnonzero(at_zero_risk(values, self.lo[fields], self.hi[fields]))
+        self.found.append((rows[k], fields[k], np.sign(values[k]).astype(np.int8)))
 
     def entries(self):
         """(rows, fields, signs), or None where there are none."""
@@ -122,7 +119,7 @@ def start_margins(m, n_rows, what):
         raise TypeError(f"{what} must be numeric, got dtype {arr.dtype}")
     arr = arr.astype(np.float64)
     if arr.ndim == 1:
-        if n_rows == 0 or arr.size % max(n_rows, 1) or arr.size == 0:
+        if n_rows == 0 or arr.size == 0 or arr.size % n_rows:
             raise ValueError(f"{what} has {arr.size} values for {n_rows} rows: give one per "
                              "row, or one per row and output")
         lightgbm = "init_score" in what

@@ -32,7 +32,7 @@ import numpy as np
 from ..atomic_file import atomic_open
 
 from ..data.convert import FeatureInfo
-from ..objectives import OBJECTIVES
+from ..objectives import OBJECTIVES, outputs_fit
 from .tree import TREE_FIELDS, Tree
 
 FORMAT = "hardwood"
@@ -369,8 +369,7 @@ def model_from_dict(d: dict):
     n_outputs = _get(d, "n_outputs", int, "model")
     if n_outputs < 1 or n_outputs > 1_000_000:
         _fail(f"n_outputs {n_outputs} is out of range")
-    outputs = OBJECTIVES[objective].outputs
-    if outputs != "any" and (outputs == "per_class") != (n_outputs > 1):
+    if not outputs_fit(objective, n_outputs):
         _fail(f"n_outputs {n_outputs} does not fit objective {objective!r}")
     base = _float_array(_get(d, "base_score", list, "model"), "base_score")
     if base.shape != (n_outputs,) or not np.all(np.isfinite(base)):

@@ -10,7 +10,7 @@ import numpy as np
 from ..data.convert import FeatureInfo, sparse_row_blocks, to_float_matrix
 from ..explain import treeshap
 from ..parallel import guard
-from ..objectives import OBJECTIVES, transform_margin
+from ..objectives import OBJECTIVES, outputs_fit, transform_margin
 from ..predict.naive import pack, predict_leaf, predict_raw
 from .tree import Tree, tree_edits
 
@@ -237,9 +237,8 @@ class Model:
         if base.size != self.n_outputs or not np.all(np.isfinite(base)):
             raise ValueError(f"base_score holds {base.size} numbers for the model's "
                              f"{self.n_outputs} outputs; it needs one finite number per output")
-        o = OBJECTIVES.get(self.objective) if isinstance(self.objective, str) else None
-        if o is not None and o.outputs != "any" and (
-                (o.outputs == "per_class") != (self.n_outputs > 1)):
+        if (isinstance(self.objective, str) and self.objective in OBJECTIVES
+                and not outputs_fit(self.objective, self.n_outputs)):
             raise ValueError(f"objective {self.objective!r} does not fit the model's "
                              f"{self.n_outputs} outputs")
         info, edits = self.info, tree_edits()

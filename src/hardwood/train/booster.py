@@ -130,8 +130,7 @@ class Booster:
         # LightGBM's rules of the constraints where it grows the trees (num_leaves) or names
         # the objective: features in no interaction set are never split on (XGBoost splits the
         # root on them, and their subtree on them alone), and its basic monotone gains
-        self._lightgbm_constraints = p["drop_unsplittable"] or (
-            isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES)
+        self._lightgbm_constraints = _lightgbm_names(p, named)
         _check_weight_range(train_set.weight, "train_set")
         for v, name in zip(self.valid_sets, self.valid_names):
             if v is not train_set:
@@ -697,6 +696,13 @@ def _starting_margins(ds, base, K, what, add=False):
     return out
 
 
+def _lightgbm_names(p, named):
+    """Whether training follows LightGBM's rules: its growth (num_leaves, which brings
+    ``drop_unsplittable``) or its objective names (``named``, as given)."""
+    return bool(p["drop_unsplittable"] or (
+        isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES))
+
+
 def _from_best_rounds(init, p, named):
     """An early-stopped ``init`` predicts with its rounds up to ``best_iteration``, as
     LightGBM's. Under LightGBM's names training continues from those rounds, as LightGBM's
@@ -709,9 +715,7 @@ def _from_best_rounds(init, p, named):
     best = int(init.best_iteration) + 1
     if best >= init.num_boosted_rounds:
         return init
-    lightgbm = p["drop_unsplittable"] or (
-        isinstance(named, str) and named.lower() in LIGHTGBM_OBJECTIVES)
-    if lightgbm:
+    if _lightgbm_names(p, named):
         return init[:best]
     warnings.warn(f"init_model stopped early: it predicts with its first {best} rounds "
                   f"(best_iteration {init.best_iteration}), but training continues from all "

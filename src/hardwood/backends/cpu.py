@@ -538,6 +538,33 @@ def predict_binned_rows(bins_row, binned_tree, pred):
                t.table, t.left, t.right, t.value, pred)
 
 
+@njit(cache=True, nogil=True)
+def predict_binned_by_value_range(i0, i1, B, raw, column, feature, table_offset, table, left,
+                                  right, threshold, value, pred):
+    """``predict_binned_range``, but at a field ``f`` with ``column[f] >= 0`` a row whose
+    ``raw[i, column[f]]`` is a number goes by it (``x <= threshold``), not by its bin."""
+    for i in range(i0, i1):
+        node = 0
+        while feature[node] >= 0:
+            f = feature[node]
+            c = column[f]
+            if c >= 0 and not np.isnan(raw[i, c]):
+                go_left = raw[i, c] <= threshold[node]
+            else:
+                go_left = table[table_offset[node] + B[i, f]] != 0
+            node = left[node] if go_left else right[node]
+        pred[i] += value[node]
+
+
+def predict_binned_rows_by_value(bins_row, raw, column, binned_tree, threshold, pred):
+    """``predict_binned_rows``, each row going by its value at the fields of ``column``
+    where ``raw`` has one (NaN: by its bin), against ``threshold``, the tree's."""
+    t = binned_tree
+    run_ranges(predict_binned_by_value_range, bins_row.shape[0], bins_row, raw, column,
+               t.feature, t.table_offset, t.table, t.left, t.right,
+               np.ascontiguousarray(threshold, dtype=np.float64), t.value, pred)
+
+
 _NO_ROOT = np.zeros(0)  # grow_tree builds the root's histogram itself
 
 

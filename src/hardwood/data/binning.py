@@ -79,11 +79,12 @@ def _runs(v):
 ZERO_RISK = float(np.float32(1e-35))
 
 
-def at_zero_risk(values, lo, hi):
+def at_zero_risk(values, lo, hi, near):
     """Where ``values`` lie in their field's ``zero_risk_interval`` (``lo``, ``hi``,
-    broadcast against them) farther than 1e-35 from 0.0."""
+    ``near``, broadcast against them): farther than 1e-35 from 0.0, or nearer where
+    ``near``."""
     with np.errstate(invalid="ignore"):
-        return (values > lo) & (values <= hi) & (np.abs(values) > ZERO_RISK)
+        return (values > lo) & (values <= hi) & ((np.abs(values) > ZERO_RISK) | near)
 
 EDGE_FIELDS = 16  # fields copied into contiguous rows at a time to find their edges
 
@@ -442,10 +443,14 @@ class BinMapper:
         return int(self.offsets[-1])
 
     def zero_risk_interval(self):
-        """(lo, hi) per field: values in (lo, hi] share a bin with a point of +-1e-35,
+        """(lo, hi, near) per field: values in (lo, hi] share a bin with a point of +-1e-35,
         LightGBM's edges next to 0.0 (``ZERO_RISK``): a validation value there, 0.3 in a bin
         of 0.0 up to 0.5 say, is routed by such a threshold otherwise than its bin says
-        (``Dataset.zero_side``, ``at_zero_risk``). NaN for categorical fields."""
+        (``Dataset.zero_side``, ``at_zero_risk``). NaN for categorical fields. ``near``: the
+        fields whose values within 1e-35 of 0.0 are at risk too, those whose training values
+        (known, ``lowest``) lack 0.0: 0.0 itself shares a bin with other values there, and
+        LightGBM's threshold of +1e-35 that sends the missing values alone left, where the
+        values are all above 0, sends it left with them."""
         d = self.n_bins.size
         lo, hi = np.full(d, np.nan), np.full(d, np.nan)
         for j, e in enumerate(self.upper_edges):
@@ -455,7 +460,8 @@ class BinMapper:
             b_hi = int(np.searchsorted(e, ZERO_RISK, side="left"))
             lo[j] = e[b_lo - 1] if b_lo > 0 else -np.inf
             hi[j] = e[min(b_hi, e.size - 1)]
-        return lo, hi
+        near = ~np.asarray(self.has_zero, dtype=bool) & ~np.isnan(self.lowest)
+        return lo, hi, near
 
 
     def transform(self, X: np.ndarray):

@@ -75,10 +75,10 @@ def _chunkable(X, categorical_features):
 
 class _ZeroSide:
     """The entries of a matrix (dense, in chunks, or CSR) at ``binning.at_zero_risk``:
-    (rows, fields, the side of 0.0 they lie on)."""
+    (rows, fields, values)."""
 
     def __init__(self, bm):
-        self.lo, self.hi = bm.zero_risk_interval()
+        self.lo, self.hi, self.near = bm.zero_risk_interval()
         self.found = []
 
     def add_dense(self, mat, row0):
@@ -86,18 +86,20 @@ class _ZeroSide:
         if fields.size == 0:
             return
         sub = mat[:, fields]
-        r, c = np.nonzero(at_zero_risk(sub, self.lo[fields], self.hi[fields]))
-        self.found.append((r + row0, fields[c], np.sign(sub[r, c]).astype(np.int8)))
+        r, c = np.nonzero(at_zero_risk(sub, self.lo[fields], self.hi[fields],
+                                       self.near[fields]))
+        self.found.append((r + row0, fields[c], sub[r, c].astype(np.float64)))
 
     def add_csr(self, mat):
         rows = np.repeat(np.arange(mat.shape[0]), np.diff(mat.indptr))
         fields = np.asarray(mat.indices, dtype=np.int64)
         values = np.asarray(mat.data, dtype=np.float64)
-        k = np.flatnonzero(at_zero_risk(values, self.lo[fields], self.hi[fields]))
-        self.found.append((rows[k], fields[k], np.sign(values[k]).astype(np.int8)))
+        k = np.flatnonzero(at_zero_risk(values, self.lo[fields], self.hi[fields],
+                                        self.near[fields]))
+        self.found.append((rows[k], fields[k], values[k]))
 
     def entries(self):
-        """(rows, fields, signs), or None where there are none."""
+        """(rows, fields, values), or None where there are none."""
         found = [f for f in self.found if f[0].size]
         if not found:
             return None

@@ -21,7 +21,7 @@ import numpy as np
 
 from .. import metrics as M
 from ..backends.base import make_backend
-from ..backends.split import ZERO_EDGE
+from ..backends.split import LGB_MISSING_BIN0_ZERO, LGB_MISSING_ZERO, ZERO_EDGE
 from ..backends.pages import RowPages
 from ..data.dataset import Dataset
 from ..model.model import Model
@@ -234,7 +234,7 @@ class Booster:
                 for tree, k in zip(init.trees, init.tree_group):
                     binned = bin_tree(tree, train_set)
                     self.pages.predict_binned(binned, self.pred[k])
-                    self._predict_valid(binned, k)
+                    self._predict_valid(tree, binned, k)
                     self.trees.append(tree)
                     self.groups.append(int(k))
         # device='cuda' (or Dask workers) with an objective computed there: margins, g and h
@@ -248,18 +248,16 @@ class Booster:
         self.rounds = len(self.trees) // K  # rounds so far, those of init_model included
         self.best_iteration = self.best_score = None
 
-    def _predict_valid(self, binned, k):
-        """Add tree ``binned`` (output ``k``) to the validation sets' margins; the rows
+    def _predict_valid(self, tree, binned, k):
+        """Add ``tree`` (``binned``; output ``k``) to the validation sets' margins; the rows
         with values LightGBM's edges next to 0.0 route otherwise than their bins
-        (``_zero_side_rows``) take it over their moved bins."""
+        (``_zero_side_rows``) take it by those values."""
         for v, vp, fix in zip(self.valid_sets, self.valid_pred, self._zero_side):
             if v is self.train_set:
                 continue
             predict_binned(_binned_rows(v), binned, vp[k])
             if fix is not None:
-                rows, bins, margins = fix
-                predict_binned(bins, binned, margins[k])
-                vp[k, rows] = margins[k]
+                fix.add(tree, binned, k, vp)
 
     def expect_rounds(self, n):
         """Say that about ``n`` more rounds will follow (a hint: the grower weighs compiling
@@ -365,7 +363,7 @@ class Booster:
                     self.pages.predict_binned(binned, pred_k)
                 else:
                     leaves.add(binned.value[leaf_ids], pred_k)
-                self._predict_valid(binned, k)
+                self._predict_valid(tree, binned, k)
                 self.profile.add("update", t0)
                 if not np.all(np.isfinite(tree.value)):
                     raise FloatingPointError(_non_finite_message(self.rounds, k, ts.label, p,
@@ -495,33 +493,67 @@ def _zero_side_rows(ds, vp, grower, p):
     validation value of 0.3 in a bin of 0.0 up to 0.5 went left with 0.0 by its bin, and
     right by the model's threshold, so ``evals_result`` (and early stopping) scored another
     model than ``predict`` (RMSE 0.035 logged, 1.632 predicted; stopped at round 3 where
-    LightGBM stopped at 43). The rows of ``ds`` holding such values (``Dataset.zero_side``)
-    get a copy of their bins with those values moved to the bin on their side of the
-    threshold: (rows, bins (rows x fields), their margins (K x rows)), or None."""
+    LightGBM stopped at 43). So did a value <= 0 of a field whose training values are all
+    >= 1 with some missing: LightGBM's split of the missing values alone (+1e-35) sends it
+    left with them, its bin right (RMSE 1.54 logged, 5.33 predicted).
+
+    The rows of ``ds`` holding a value (``Dataset.zero_side``) that some such threshold
+    routes otherwise than its bin: ``_ZeroRows`` (their values walked against the trees'
+    thresholds, ``_predict_valid``), or None."""
     entries = getattr(ds, "zero_side", None)
     edges = getattr(grower, "zero_edges", None)
-    if (entries is None or edges is None or p["missing_rule"] != "lightgbm"
-            or not np.any(edges >= 0)):
+    if entries is None or edges is None or p["missing_rule"] != "lightgbm":
         return None
-    rows, fields, signs = entries
+    rows, fields, values = entries
+    alone = np.isin(grower.missing_rules[fields], (LGB_MISSING_ZERO, LGB_MISSING_BIN0_ZERO))
+    e = edges[fields]
+    if not (np.any(e >= 0) or np.any(alone)):
+        return None
     uniq, at = np.unique(rows, return_inverse=True)
-    bins = _dense_bins_of_rows(ds, uniq)
-    b = bins[at, fields].astype(np.int64)
-    lo, hi, straddle = edges[fields, 0], edges[fields, 1], edges[fields, 2]
-    nv = np.asarray(grower.n_value_bins, dtype=np.int64)[fields]
-    moved = b.copy()
-    up = signs > 0
-    moved = np.where((hi >= 0) & (b == hi) & up & (hi + 1 < nv), hi + 1, moved)
-    moved = np.where((lo >= 0) & (b == lo + 1) & (lo + 1 < nv) & ~up, lo, moved)
-    moved = np.where((straddle >= 0) & (b == straddle) & up, straddle + 1, moved)
-    moved = np.where((straddle >= 0) & (b == straddle + 1) & ~up, straddle, moved)
-    change = moved != b
-    if not change.any():
+    b = _dense_bins_of_rows(ds, uniq)[at, fields].astype(np.int64)
+    below, above = values <= -ZERO_EDGE, values <= ZERO_EDGE  # left of -1e-35, of +1e-35
+    lo, hi, straddle = e[:, 0], e[:, 1], e[:, 2]
+    differs = alone & above  # (the missing values alone left: every value bin goes right)
+    differs |= (lo >= 0) & (below != (b <= lo))
+    differs |= (hi >= 0) & (above != (b <= hi))
+    differs |= (straddle >= 0) & ((below != (b <= straddle)) | (above != (b <= straddle)))
+    if not differs.any():
         return None
-    bins[at[change], fields[change]] = moved[change]
-    keep = np.unique(at[change])
-    return (uniq[keep], np.ascontiguousarray(bins[keep]),
-            np.ascontiguousarray(vp[:, uniq[keep]]))
+    rows, fields, values = rows[differs], fields[differs], values[differs]
+    own, at = np.unique(rows, return_inverse=True)
+    cols, col = np.unique(fields, return_inverse=True)
+    raw = np.full((own.size, cols.size), np.nan)  # (NaN: route by the bin)
+    raw[at, col] = values
+    column = np.full(ds.n_features, -1, dtype=np.int64)
+    column[cols] = np.arange(cols.size)
+    return _ZeroRows(own, _dense_bins_of_rows(ds, own), raw, column,
+                     np.ascontiguousarray(vp[:, own]))
+
+
+class _ZeroRows:
+    """A validation set's rows routed by their values at some fields (``_zero_side_rows``):
+    ``rows``, their ``bins``, ``raw`` (rows x the fields of ``column``, NaN where the bin
+    routes) and their ``margins`` (outputs x rows)."""
+
+    def __init__(self, rows, bins, raw, column, margins):
+        self.rows, self.bins, self.raw, self.column, self.margins = (rows, bins, raw, column,
+                                                                      margins)
+
+    def add(self, tree, binned, k, vp):
+        """Add ``tree`` (``binned``) to output ``k`` of these rows' margins, and copy them
+        into ``vp``, the set's margins, which their bins took it into: where the tree has no
+        threshold of +-1e-35 at these fields, those are the margins."""
+        from ..backends.cpu import predict_binned_rows_by_value
+
+        f = binned.feature
+        with np.errstate(invalid="ignore"):  # (categorical splits: NaN)
+            at_edge = (f >= 0) & (np.abs(tree.threshold) == ZERO_EDGE)
+        if not np.any(self.column[f[at_edge]] >= 0):
+            self.margins[k] = vp[k, self.rows]
+            return
+        predict_binned_rows_by_value(self.bins, self.raw, self.column, binned, tree.threshold,
+                                     self.margins[k])
+        vp[k, self.rows] = self.margins[k]
 
 
 def _dense_bins_of_rows(ds, rows):

@@ -1,0 +1,72 @@
+"""Session 27's fixes, each found by a probe run as a new user would. Each test says what
+hardwood did before."""
+import numpy as np
+import pytest
+
+import hardwood as hw
+
+
+# -- session 26's note: LightGBM's split of the missing values alone -------------------------
+@pytest.mark.parametrize("container", ["dense", "csr", "chunked"])
+@pytest.mark.parametrize("values", ["positive", "straddle"])
+def test_validation_values_near_zero_are_scored_as_predict_routes_them(container, values,
+                                                                       monkeypatch):
+    """Under LightGBM's rule, a field whose training values are all >= 1, with some missing,
+    gets LightGBM's split of the missing values alone at +1e-35, which sends every value
+    <= 1e-35 left with them. A validation value of 0.0 or -0.5 was scored by its bin (that
+    of 1.0: right): RMSE 1.54 logged where ``predict`` gave 5.33, and early stopping at
+    round 43 where LightGBM stopped at 1. A field of -2, -1, 1, 2 with missing values has
+    its edge between -1 and 1 at -1e-35 or +1e-35, so a validation 0.0 goes by that
+    threshold, not by the sign it lacks."""
+    sp = pytest.importorskip("scipy.sparse")
+    import hardwood.data.dataset as dataset_module
+
+    rng = np.random.default_rng(3)
+    n = 2000
+    if values == "positive":
+        X = rng.integers(1, 10, size=(n, 3)).astype(float)
+        Xv = rng.choice([0.0, -0.5, 1e-36, -1e-36, 2.0, 5.0, np.nan], size=(300, 3))
+    else:
+        X = rng.choice([-2.0, -1.0, 1.0, 2.0], size=(n, 3))
+        Xv = rng.choice([0.0, 1e-36, -1e-36, 0.3, -0.3, 1.0, np.nan], size=(300, 3))
+    X[rng.random((n, 3)) < 0.2] = np.nan
+    y = np.nan_to_num(X[:, 0], nan=20.0) * 0.5 + np.nan_to_num(X[:, 1], nan=-3.0) \
+        + rng.normal(0, 1, n)
+    yv = np.nan_to_num(Xv[:, 0], nan=20.0) * 0.5
+    if container == "chunked":
+        monkeypatch.setattr(dataset_module, "CHUNK_ROWS", 64)
+    conv = {"csr": sp.csr_matrix, "dense": lambda a: a,
+            "chunked": lambda a: pytest.importorskip("pandas").DataFrame(
+                a, columns=["a", "b", "c"])}[container]
+    tr = hw.Dataset(conv(X), y)
+    va = hw.Dataset(conv(Xv), yv, reference=tr)
+    params = {"objective": "regression", "num_leaves": 8, "metric": "rmse"}
+    model = hw.train(params, tr, 10, valid_sets=[va], valid_names=["v"])
+    assert any(abs(t) == np.float32(1e-35) for tree in model.trees
+               for t in tree.threshold[tree.feature >= 0])
+    for rounds in (1, 4, 10):
+        pred = model[:rounds].predict(conv(Xv))
+        np.testing.assert_allclose(model.evals_result["v"]["rmse"][rounds - 1],
+                                   np.sqrt(np.mean((pred - yv) ** 2)), rtol=1e-12)
+
+
+def test_early_stopping_near_zero_stops_where_lightgbm_does():
+    """The probe's case, end to end: early stopping watched the bins' scores and stopped at
+    round 43; LightGBM, whose logged scores are its predictions', stops at round 1."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(1)
+    n = 2000
+    X = rng.integers(1, 10, size=(n, 3)).astype(float)
+    X[rng.random((n, 3)) < 0.2] = np.nan
+    y = np.nan_to_num(X[:, 0], nan=20.0) * 0.5 + rng.normal(0, 1, n)
+    Xv = rng.choice([0.0, -0.5, 2.0, 5.0, np.nan], size=(300, 3))
+    yv = np.nan_to_num(Xv[:, 0], nan=20.0) * 0.5
+    params = {"objective": "regression", "num_leaves": 8, "metric": "rmse"}
+    tr = hw.Dataset(X, y)
+    model = hw.train(params, tr, 200, valid_sets=[hw.Dataset(Xv, yv, reference=tr)],
+                     early_stopping_rounds=5)
+    peer = lgb.train({**params, "verbose": -1, "num_threads": 1}, lgb.Dataset(X, y), 200,
+                     valid_sets=[lgb.Dataset(Xv, yv)],
+                     callbacks=[lgb.early_stopping(5, verbose=False)])
+    assert model.best_iteration + 1 == peer.best_iteration
+    np.testing.assert_allclose(model.predict(Xv), peer.predict(Xv), atol=1e-6)

@@ -70,3 +70,33 @@ def test_early_stopping_near_zero_stops_where_lightgbm_does():
                      callbacks=[lgb.early_stopping(5, verbose=False)])
     assert model.best_iteration + 1 == peer.best_iteration
     np.testing.assert_allclose(model.predict(Xv), peer.predict(Xv), atol=1e-6)
+
+
+# -- session 26's note: init_model with a Dataset's init_score -------------------------------
+def test_under_lightgbms_names_init_model_overrides_the_init_score():
+    """LightGBM replaces a Dataset's ``init_score`` by the init model's predictions when
+    training continues (it warns); hardwood added both, 0.14 off LightGBM's continued model.
+    XGBoost's ``base_margin`` stays under the continued trees, as before."""
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.integers(0, 10, size=(n, 3)).astype(float)
+    off = rng.normal(0, 1, n)
+    y = X[:, 0] * 0.5 + off + rng.normal(0, 1, n)
+    P = {"objective": "regression", "num_leaves": 8}
+    first = hw.train(P, hw.Dataset(X, y, init_score=off), 5)
+    with pytest.warns(UserWarning, match="init_score is overridden"):
+        cont = hw.train(P, hw.Dataset(X, y, init_score=off), 5, init_model=first)
+    plain = hw.train(P, hw.Dataset(X, y), 5, init_model=first)
+    np.testing.assert_array_equal(cont.predict(X, output="raw"), plain.predict(X, output="raw"))
+    lgb = pytest.importorskip("lightgbm")
+    q = {**P, "verbose": -1, "num_threads": 1}
+    l1 = lgb.train(q, lgb.Dataset(X, y, init_score=off), 5)
+    l2 = lgb.train(q, lgb.Dataset(X, y, init_score=off), 5, init_model=l1)
+    np.testing.assert_allclose(cont.predict(X, output="raw"), l2.predict(X, raw_score=True),
+                               atol=1e-6)
+    # XGBoost's names: the margins stay, the init model's trees add to them
+    xp = {"objective": "reg:squarederror", "max_depth": 3}
+    x1 = hw.train(xp, hw.Dataset(X, y, base_margin=off), 5)
+    x2 = hw.train(xp, hw.Dataset(X, y, base_margin=off), 5, init_model=x1)
+    x2_plain = hw.train(xp, hw.Dataset(X, y), 5, init_model=x1)
+    assert np.abs(x2.predict(X) - x2_plain.predict(X)).max() > 0.1

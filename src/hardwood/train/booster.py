@@ -222,10 +222,19 @@ class Booster:
             # validation set with one scored RMSE 7.42 where LightGBM's was 1.88
             p["margins_add_to_base"] = bool(self._lightgbm_constraints)
             add = p["margins_add_to_base"]
-            self.pred = _starting_margins(train_set, base, K, "train_set", add)
+            # LightGBM overrides the sets' init_score by the init model's predictions (with
+            # a warning), where XGBoost's base_margin stays under them: hardwood added both
+            # under LightGBM's names, 0.14 off LightGBM's continued model
+            own = not (add and init is not None)
+            if not own and any(_start_margins_of(v) is not None
+                               for v in [train_set, *self.valid_sets]):
+                warnings.warn("init_score is overridden by the predictions of init_model, as "
+                              "LightGBM's (under XGBoost's names, base_margin adds to them)",
+                              UserWarning, stacklevel=3)
+            self.pred = _starting_margins(train_set, base, K, "train_set", add, own)
             self.g = np.empty((K, n), dtype=np.float32)
             self.h = np.empty((K, n), dtype=np.float32)
-            self.valid_pred = [_starting_margins(v, base, K, f"valid set {name!r}", add)
+            self.valid_pred = [_starting_margins(v, base, K, f"valid set {name!r}", add, own)
                                for v, name in zip(self.valid_sets, self.valid_names)]
             self._zero_side = [_zero_side_rows(v, vp, self.grower, p)
                                if v is not train_set else None
@@ -712,11 +721,11 @@ def _start_margins_of(ds):
     return getattr(ds, "base_margin", None)  # (a Dataset from before it had them: None)
 
 
-def _starting_margins(ds, base, K, what, add=False):
+def _starting_margins(ds, base, K, what, add=False, own=True):
     """(K, n_rows) margins a set starts from: its rows' ``base_margin`` (XGBoost's; LightGBM's
-    ``init_score``) where it has them, in place of the base score (``add``: plus it, as
-    LightGBM's), else the base score."""
-    m = _start_margins_of(ds)
+    ``init_score``) where it has them and ``own``, in place of the base score (``add``: plus
+    it, as LightGBM's), else the base score."""
+    m = _start_margins_of(ds) if own else None
     out = np.empty((K, ds.n_rows))
     if m is None:
         out[:] = base[:, None]

@@ -100,8 +100,10 @@ def test_l1_under_lightgbm_names_is_lightgbm_model(weights):
                          "learning_rate": 0.3, "lambda_l2": 1.0, "min_data_in_leaf": 0,
                          "min_sum_hessian_in_leaf": 1e-3, "verbose": -1, "num_threads": 1},
                         lgb.Dataset(X, y, weight=w), rounds)
+    # (LightGBM's objective name brings LightGBM's growth and defaults, its min_data_in_leaf
+    # of 20 among them: given as the LightGBM model's)
     params = {"objective": "l1", "max_depth": depth, "learning_rate": 0.3, "reg_lambda": 1.0,
-              "min_child_weight": 1e-3}
+              "min_child_weight": 1e-3, "min_data_in_leaf": 0}
     model = hw.train(params, hw.Dataset(X, y, weight=w), rounds)
     np.testing.assert_allclose(model.predict(X, output="raw"), booster.predict(X, raw_score=True),
                                atol=1e-6)

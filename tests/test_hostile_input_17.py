@@ -127,3 +127,18 @@ def test_lightgbms_objective_names_alone_bring_lightgbms_growth(objective):
         other = hw.train({"objective": objective, **xgb_growth}, hw.Dataset(X, y, **kw), 10)
         assert other.params["max_depth"] == 6
         assert np.abs(other.predict(X, output="raw") - peer.predict(X, raw_score=True)).max() > 0.1
+
+
+# -- probe 57: forests --------------------------------------------------------------------------
+def test_a_forest_predicts_float32_rows_as_their_float64():
+    """A node whose rows lack some values put its threshold at the mean of the two bin edges
+    around the gap: on a grid of 0.1 exactly on a training value, whose float32 went the
+    other way (688 of 2,000 rows changed, by up to 0.167). The threshold is now an edge, which
+    lies between training values; scikit-learn's forests give the same predictions too."""
+    rng = np.random.default_rng(0)
+    X = np.round(rng.integers(0, 30, size=(2000, 4)) * 0.1, 1)
+    y = np.sin(3 * X[:, 0]) + X[:, 1] ** 2 + rng.normal(0, 0.1, 2000)
+    reg = hw.RandomForestRegressor(n_estimators=20, random_state=0).fit(X, y)
+    np.testing.assert_array_equal(reg.predict(X), reg.predict(X.astype(np.float32)))
+    clf = hw.RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y > np.median(y))
+    np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X.astype(np.float32)))

@@ -142,3 +142,29 @@ def test_a_forest_predicts_float32_rows_as_their_float64():
     np.testing.assert_array_equal(reg.predict(X), reg.predict(X.astype(np.float32)))
     clf = hw.RandomForestClassifier(n_estimators=20, random_state=0).fit(X, y > np.median(y))
     np.testing.assert_array_equal(clf.predict_proba(X), clf.predict_proba(X.astype(np.float32)))
+
+
+def test_a_scikit_learn_forests_parameters_are_taken():
+    """A scikit-learn forest's ``get_params()`` was refused with Python's bare "unexpected
+    keyword argument 'ccp_alpha'" though its values (``ccp_alpha=0.0``,
+    ``monotonic_cst=None``) change nothing; ``criterion='friedman_mse'``, scikit-learn's other
+    name of the squared error's splits, was refused. Values hardwood has no method for are
+    named."""
+    ensemble = pytest.importorskip("sklearn.ensemble")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] + rng.normal(0, 0.1, 300)
+    for ours, theirs, target in ((hw.RandomForestRegressor, ensemble.RandomForestRegressor, y),
+                                 (hw.RandomForestClassifier, ensemble.RandomForestClassifier,
+                                  y > 0)):
+        params = theirs(n_estimators=5).get_params()
+        model = ours(**params).fit(X, target)
+        assert model.get_params()["ccp_alpha"] == 0.0
+        with pytest.raises(ValueError, match="do not prune by cost-complexity"):
+            ours(n_estimators=5, ccp_alpha=0.01).fit(X, target)
+        with pytest.raises(ValueError, match="monotonic_cst"):
+            ours(n_estimators=5, monotonic_cst=[1, 0, 0, 0]).fit(X, target)
+        ours(n_estimators=5, monotonic_cst=[0, 0, 0, 0]).fit(X, target)
+    a = hw.RandomForestRegressor(n_estimators=5, criterion="friedman_mse", random_state=0)
+    b = hw.RandomForestRegressor(n_estimators=5, random_state=0)
+    np.testing.assert_array_equal(a.fit(X, y).predict(X), b.fit(X, y).predict(X))

@@ -189,6 +189,19 @@ class _ForestBase(BaseEstimator):
             bad("max_bin", "an integer in [2, 65536]")
         if not isinstance(self.warm_start, (bool, np.bool_)):
             bad("warm_start", "a bool")
+        # scikit-learn's parameters hardwood's forests have no method for: their defaults
+        # (a scikit-learn forest's get_params()) are taken, other values named
+        if not _is_real(self.ccp_alpha) or self.ccp_alpha < 0:
+            bad("ccp_alpha", "a float >= 0")
+        if self.ccp_alpha > 0:
+            raise ValueError(f"ccp_alpha={self.ccp_alpha!r}: hardwood's forests do not prune "
+                             "by cost-complexity; limit the trees with max_leaf_nodes, "
+                             "min_impurity_decrease or min_samples_leaf instead")
+        cst = self.monotonic_cst
+        if cst is not None and np.any(np.asarray(cst) != 0):
+            raise ValueError("monotonic_cst: hardwood's forests do not take monotonic "
+                             "constraints yet; GBDTRegressor and GBDTClassifier do "
+                             "(monotone_constraints)")
         check_device(self.device)
         return mtry
 
@@ -365,8 +378,8 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features="sqrt", max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, class_weight=None, max_samples=None, max_bin=256,
-                 device="cpu"):
+                 warm_start=False, class_weight=None, ccp_alpha=0.0, max_samples=None,
+                 monotonic_cst=None, max_bin=256, device="cpu"):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -383,7 +396,9 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
         self.verbose = verbose
         self.warm_start = warm_start
         self.class_weight = class_weight
+        self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
         self.max_bin = max_bin
         self.device = device
 
@@ -486,13 +501,15 @@ class RandomForestClassifier(ClassifierMixin, _ForestBase):
 class RandomForestRegressor(RegressorMixin, _ForestBase):
     """A random forest regressor (scikit-learn API, hybrid growth after CudaTree)."""
 
-    _criteria = ("squared_error",)
+    # ('friedman_mse': scikit-learn's other name of the same splits, deprecated in 1.9)
+    _criteria = ("squared_error", "friedman_mse")
 
     def __init__(self, n_estimators=100, *, criterion="squared_error", max_depth=None,
                  min_samples_split=2, min_samples_leaf=1, min_weight_fraction_leaf=0.0,
                  max_features=1.0, max_leaf_nodes=None, min_impurity_decrease=0.0,
                  bootstrap=True, oob_score=False, n_jobs=None, random_state=None, verbose=0,
-                 warm_start=False, max_samples=None, max_bin=256, device="cpu"):
+                 warm_start=False, ccp_alpha=0.0, max_samples=None, monotonic_cst=None,
+                 max_bin=256, device="cpu"):
         self.n_estimators = n_estimators
         self.criterion = criterion
         self.max_depth = max_depth
@@ -508,7 +525,9 @@ class RandomForestRegressor(RegressorMixin, _ForestBase):
         self.random_state = random_state
         self.verbose = verbose
         self.warm_start = warm_start
+        self.ccp_alpha = ccp_alpha
         self.max_samples = max_samples
+        self.monotonic_cst = monotonic_cst
         self.max_bin = max_bin
         self.device = device
 

@@ -28,7 +28,8 @@ from numba import njit, prange
 from ._intrinsics import prefetch
 
 GINI, ENTROPY, SQUARED = 0, 1, 2
-CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY, "squared_error": SQUARED}
+CRITERIA = {"gini": GINI, "entropy": ENTROPY, "log_loss": ENTROPY, "squared_error": SQUARED,
+            "friedman_mse": SQUARED}
 EPSILON = float(np.finfo(np.float64).eps)
 LN2 = math.log(2.0)
 BLOCK = 8192

@@ -168,3 +168,27 @@ def test_a_scikit_learn_forests_parameters_are_taken():
     a = hw.RandomForestRegressor(n_estimators=5, criterion="friedman_mse", random_state=0)
     b = hw.RandomForestRegressor(n_estimators=5, random_state=0)
     np.testing.assert_array_equal(a.fit(X, y).predict(X), b.fit(X, y).predict(X))
+
+
+# -- probe 55: out-of-core and Dask --------------------------------------------------------------
+def test_a_dataset_from_batches_has_no_starting_margins(tmp_path):
+    """``get_base_margin()`` and ``get_init_score()`` of a ``from_batches`` set raised
+    ``AttributeError`` (in memory: None), so a custom metric written for XGBoost that reads
+    them failed on batches only; an estimator given margins with such a set was told to give
+    them when building it, which ``from_batches`` cannot."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(600, 3))
+    y = X[:, 0] * 3 + X[:, 1]
+    pages = hw.Dataset.from_batches(lambda: iter([(X[:300], y[:300]), (X[300:], y[300:])]),
+                                    cache_dir=str(tmp_path / "pages"))
+    assert pages.get_base_margin() is None and pages.get_init_score() is None
+    seen = []
+
+    def metric(pred, data):
+        seen.append(data.get_base_margin())
+        return "zero", 0.0
+
+    hw.train({}, pages, 2, evals=[(pages, "train")], custom_metric=metric)
+    assert seen == [None, None]
+    with pytest.raises(ValueError, match="from_batches or from_files takes no starting margins"):
+        hw.GBDTRegressor(n_estimators=2).fit(pages, base_margin=np.zeros(600))

@@ -188,6 +188,11 @@ class Dataset:
     group = None  # query boundaries for ranking (set from group= or qid=)
     sketch_error = 0.0  # the bins' rank error, as a share of the rows (from_batches)
     sparse_bins = None  # data.sparse.SparseBins of a set binned sparse; None: dense bins
+    # the rows' starting margins (n_rows, n_outputs), None where none were given (sets built
+    # without __init__, from_batches' and Dask's, had no such attribute: get_base_margin
+    # raised AttributeError there)
+    base_margin = None
+    zero_side = None  # (_ZeroSide.entries: a validation set's values next to 0.0)
     _bins_row = _bins_col = None
 
     @property

@@ -192,3 +192,35 @@ def test_a_dataset_from_batches_has_no_starting_margins(tmp_path):
     assert seen == [None, None]
     with pytest.raises(ValueError, match="from_batches or from_files takes no starting margins"):
         hw.GBDTRegressor(n_estimators=2).fit(pages, base_margin=np.zeros(600))
+
+
+# -- probe 56: explanations ----------------------------------------------------------------------
+def test_importances_take_lightgbms_split_and_the_plots_count_the_predicting_rounds():
+    """``Model.feature_importances('split')`` (LightGBM's name) was refused where
+    ``plot_importance`` and the estimators took it. ``plot_importance`` takes
+    ``iteration_range``, and the HTML report counts an early-stopped model's importances over
+    the rounds it predicts with, as its SHAP summary: it counted every round beside it."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from hardwood import plot
+    from hardwood.report import _importance_section
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(3000, 5))
+    y = X[:, 0] + 0.3 * X[:, 1] + rng.normal(0, 1, 3000)
+    tr = hw.Dataset(X[:2000], y[:2000])
+    model = hw.train({"max_depth": 3}, tr, 200,
+                     valid_sets=[hw.Dataset(X[2000:], y[2000:], reference=tr)],
+                     early_stopping_rounds=3)
+    best = model.best_iteration + 1
+    assert best < model.num_boosted_rounds
+    np.testing.assert_array_equal(model.feature_importances("split"),
+                                  model.feature_importances("weight"))
+    ranged = model.feature_importances("weight", (0, best))
+    assert not np.array_equal(ranged, model.feature_importances("weight"))
+    ax = plot.plot_importance(model, "split", iteration_range=(0, best))
+    np.testing.assert_allclose(sorted(b.get_width() for b in ax.patches),
+                               sorted(ranged[ranged > 0]))
+    html = _importance_section(model)
+    assert f"Over rounds 1-{best}" in html
+    assert f">{int(ranged.max())}<" in html

@@ -105,7 +105,8 @@ def _tidy(ax, grid_axis=None):
 # -- importance ---------------------------------------------------------------------------
 def plot_importance(model, importance_type="gain", *, ax=None, max_num_features=None,
                     title="Feature importance", xlabel=None, ylabel="Features", height=0.6,
-                    color=BAR_COLOR, show_values=True, precision=4, grid=True, figsize=None):
+                    color=BAR_COLOR, show_values=True, precision=4, grid=True, figsize=None,
+                    iteration_range=None):
     """Horizontal bars of each feature's importance, the most important on top.
 
     importance_type : 'gain' (mean gain of the feature's splits), 'split' (number of splits;
@@ -113,6 +114,9 @@ def plot_importance(model, importance_type="gain", *, ax=None, max_num_features=
         'total_cover' (:meth:`hardwood.Model.feature_importances`). Features the model never
         splits on are left out, as XGBoost does.
     max_num_features : show only the most important ones.
+    iteration_range : the rounds counted, as :meth:`hardwood.Model.predict`'s; every round by
+        default, as XGBoost's ``get_score`` (LightGBM's counts up to its best iteration:
+        ``(0, best_iteration + 1)``).
     """
     require_matplotlib()
     model = as_model(model)
@@ -123,7 +127,7 @@ def plot_importance(model, importance_type="gain", *, ax=None, max_num_features=
     if max_num_features is not None:
         max_num_features = _whole("max_num_features", max_num_features, 1)
     precision = _whole("precision", precision, 0)
-    imp = np.asarray(model.feature_importances(kind), dtype=np.float64)
+    imp = np.asarray(model.feature_importances(kind, iteration_range), dtype=np.float64)
     order = [j for j in np.argsort(imp, kind="stable") if imp[j] > 0]  # ascending
     if not order:
         raise ValueError("no feature has any importance: the model's trees have no splits")

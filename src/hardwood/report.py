@@ -138,21 +138,27 @@ def _params_section(model):
 
 
 def _importance_section(model):
-    gain = model.feature_importances("gain")
-    if not np.any(model.feature_importances("weight") > 0):
+    # the rounds predict uses (up to best_iteration), those of the SHAP summary: the
+    # importances counted every round of an early-stopped model, the summary its best ones
+    rounds = (None if model.best_iteration is None
+              else (0, min(model.best_iteration + 1, model.num_boosted_rounds)))
+    gain = model.feature_importances("gain", rounds)
+    if not np.any(model.feature_importances("weight", rounds) > 0):
         return _note("The trees have no splits, so no feature has any importance.")
     fig = _figure((11, max(2.6, 0.3 * min(IMPORTANCE_ROWS, np.count_nonzero(gain)) + 1.4)))
     ax_gain, ax_split = fig.subplots(1, 2)
     hwplot.plot_importance(model, "gain", ax=ax_gain, max_num_features=IMPORTANCE_ROWS,
-                           title="Gain")
+                           title="Gain", iteration_range=rounds)
     hwplot.plot_importance(model, "split", ax=ax_split, max_num_features=IMPORTANCE_ROWS,
-                           title="Splits", ylabel="")
+                           title="Splits", ylabel="", iteration_range=rounds)
     kinds = ("gain", "total_gain", "weight", "cover")
-    imp = {k: model.feature_importances(k) for k in kinds}
+    imp = {k: model.feature_importances(k, rounds) for k in kinds}
     order = np.argsort(-imp["total_gain"], kind="stable")[:IMPORTANCE_ROWS]
     rows = [(model.feature_names[j], *(_num(imp[k][j]) for k in kinds)) for j in order
             if imp["weight"][j] > 0]
-    return (_img(fig, "feature importance: gain and splits")
+    counted = ("" if rounds is None else _note(
+        f"Over rounds 1-{rounds[1]}, those the model predicts with (early stopping)."))
+    return (counted + _img(fig, "feature importance: gain and splits")
             + _table(rows, header=("feature", "mean gain", "total gain", "splits", "mean cover"),
                      numeric=(1, 2, 3, 4)))
 

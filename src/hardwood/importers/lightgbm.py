@@ -29,9 +29,10 @@ LightGBM's ``num_iteration=k`` divides by ``k``. To get LightGBM's prediction fo
 ``k`` iterations, import ``booster.model_to_string(num_iteration=k)``.
 
 ``predict(X, output="leaf")`` gives hardwood's node ids (XGBoost's ``pred_leaf`` convention),
-not LightGBM's leaf indices: LightGBM's leaf ``l`` of a tree of ``m`` internal nodes is node
-``m + l``, except in trees where a missing-type-Zero split was made two nodes. Both number
-each tree's leaves one to one, which is what leaf embeddings need.
+not LightGBM's leaf indices: the importer numbers each tree's nodes breadth first from the
+root (``_build.TreeBuilder``), so a leaf's id is its place in that order, with no simple
+relation to LightGBM's index (leaves 1, 2, 4 of a 7-leaf tree are nodes 5, 11, 10). Both
+number each tree's leaves one to one, which is what leaf embeddings need.
 """
 from __future__ import annotations
 

@@ -467,7 +467,10 @@ class Model:
         """Per-feature importance: 'gain' (mean gain of its splits), 'total_gain',
         'weight' (number of splits), 'cover' (mean cover), 'total_cover', over every tree
         (XGBoost's ``get_score``) or those of ``iteration_range`` (as ``predict``'s; LightGBM's
-        ``feature_importance`` counts up to its best iteration: ``(0, best_iteration + 1)``)."""
+        ``feature_importance`` counts up to its best iteration: ``(0, best_iteration + 1)``).
+        'split' is LightGBM's name of 'weight'."""
+        if kind == "split":  # (plot_importance and the estimators took it; this refused it)
+            kind = "weight"
         if kind not in IMPORTANCE_KINDS:
             raise ValueError(f"kind must be one of {IMPORTANCE_KINDS}, got {kind!r}")
         t0, t1 = self.tree_range(iteration_range) if iteration_range is not None else (

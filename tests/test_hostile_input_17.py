@@ -224,3 +224,30 @@ def test_importances_take_lightgbms_split_and_the_plots_count_the_predicting_rou
     html = _importance_section(model)
     assert f"Over rounds 1-{best}" in html
     assert f">{int(ranged.max())}<" in html
+
+
+def test_leaf_output_checks_its_base_margin():
+    """``predict(output='leaf', base_margin=...)`` took margins of the wrong length without a
+    word; every other output named them."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(200, 3))
+    model = hw.train({"max_depth": 2}, hw.Dataset(X, X[:, 0]), 3)
+    leaves = model.predict(X, output="leaf", base_margin=np.zeros(200))
+    np.testing.assert_array_equal(leaves, model.predict(X, output="leaf"))
+    with pytest.raises(ValueError, match="base_margin"):
+        model.predict(X, output="leaf", base_margin=np.zeros(7))
+
+
+def test_a_quantile_models_trees_are_titled_by_their_quantile():
+    """``plot_tree`` titled the trees of a multi-quantile model "(class 1)"."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    from hardwood import plot
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(300, 3))
+    y = X[:, 0] + rng.normal(size=300)
+    model = hw.train({"objective": "reg:quantileerror", "quantile_alpha": [0.1, 0.5, 0.9],
+                      "max_depth": 2}, hw.Dataset(X, y), 2)
+    assert "(quantile 0.5)" in plot.plot_tree(model, 1).get_title()
+    assert "(quantile 0.9)" in plot.plot_tree(hw.load(model.to_json()), 5).get_title()

@@ -263,8 +263,11 @@ def plot_tree(model, tree_index=0, *, ax=None, precision=3, show_info=(), max_ca
     ax.set_axis_off()
     if title is None:
         title = f"Tree {tree_index}"
-        if model.n_outputs > 1:
-            title += f" (class {int(model.tree_group[tree_index])})"
+        if model.n_outputs > 1:  # (a class, or a quantile of reg:quantileerror)
+            k = int(model.tree_group[tree_index])
+            alpha = (model.params or {}).get("quantile_alpha")
+            title += (f" (quantile {alpha[k]:g})" if isinstance(alpha, (list, tuple))
+                      and len(alpha) == model.n_outputs else f" (class {k})")
         title += f": {n_leaves} lea{'f' if n_leaves == 1 else 'ves'}, depth {max_depth}"
     ax.set_title(title)
     return ax

@@ -393,13 +393,13 @@ class Model:
         from ..data.dataset import start_margins
 
         out = self.predict(X, "raw" if output == "value" else output, iteration_range, runtime)
-        if output == "leaf":
-            return out
         K = self.n_outputs
         shift = start_margins(base_margin, out.shape[0], "base_margin")
         if shift.shape[1] != K:
             raise ValueError(f"base_margin has {shift.shape[1]} column(s) for the model's {K} "
                              "output(s)")
+        if output == "leaf":  # (the margins checked as for every other output, then unused)
+            return out
         if not self.params.get("margins_add_to_base", False):  # (XGBoost's: they replace it)
             shift = shift - np.asarray(self.base_score, dtype=np.float64)[None, :]
         if output in SHAP_OUTPUTS:  # the bias term: the last column (and row)

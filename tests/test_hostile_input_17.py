@@ -251,3 +251,26 @@ def test_a_quantile_models_trees_are_titled_by_their_quantile():
                       "max_depth": 2}, hw.Dataset(X, y), 2)
     assert "(quantile 0.5)" in plot.plot_tree(model, 1).get_title()
     assert "(quantile 0.9)" in plot.plot_tree(hw.load(model.to_json()), 5).get_title()
+
+
+def test_xgboosts_multi_quantile_model_imports():
+    """XGBoost's model of several quantiles (``quantile_alpha`` a list: ``num_target`` 3, one
+    tree a quantile a round) was refused as multi-target, though hardwood trains the same
+    model; other multi-target models stay named."""
+    xgb = pytest.importorskip("xgboost")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(500, 3))
+    y = X[:, 0] + rng.normal(size=500)
+    peer = xgb.train({"objective": "reg:quantileerror", "quantile_alpha": [0.1, 0.5, 0.9],
+                      "max_depth": 3}, xgb.DMatrix(X, y), 5)
+    model = hw.import_model(peer)
+    assert model.n_outputs == 3 and model.params["quantile_alpha"] == [0.1, 0.5, 0.9]
+    dm = xgb.DMatrix(X)
+    np.testing.assert_allclose(model.predict(X), peer.predict(dm), atol=1e-5)
+    np.testing.assert_allclose(model.predict(X, output="contrib"),
+                               peer.predict(dm, pred_contribs=True), atol=1e-5)
+    np.testing.assert_array_equal(hw.load(model.to_json()).predict(X), model.predict(X))
+    two = xgb.train({"objective": "reg:squarederror", "max_depth": 2},
+                    xgb.DMatrix(X, np.c_[y, -y]), 2)
+    with pytest.raises(hw.ModelFormatError, match="num_target=2"):
+        hw.import_model(two)

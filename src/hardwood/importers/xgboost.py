@@ -31,7 +31,7 @@ import struct
 
 import numpy as np
 
-from ..objectives import xgboost_logit
+from ..objectives import outputs_fit, xgboost_logit
 from ._build import (MAX_CATEGORIES, MAX_FEATURES, MAX_NODES_PER_TREE, MAX_OUTPUTS, TreeBuilder,
                      check_bitset_words, check_categories, check_size, fail, feature_info,
                      float32_boundary, make_model, reading)
@@ -314,6 +314,23 @@ def _ndcg_linear_gain(learner) -> bool:
     return flag in ("0", "false")
 
 
+def _quantile_alphas(learner, K):
+    """reg:quantileerror's quantiles (``quantile_loss_param/quantile_alpha``: "0.5" or
+    "[1E-1,5E-1,9E-1]"), one per output: a float for one, a list for several."""
+    obj = learner.get("objective")
+    qp = obj.get("quantile_loss_param") if isinstance(obj, dict) else None
+    raw = qp.get("quantile_alpha", "0.5") if isinstance(qp, dict) else "0.5"
+    text = _str(raw, "learner/objective/quantile_loss_param/quantile_alpha").strip()
+    try:
+        alphas = [float(v) for v in text.strip("[]").split(",")]
+    except ValueError:
+        fail(LIB, f"quantile_alpha {text!r:.60} is not a number or a list of numbers")
+    if len(alphas) != K or not all(0.0 < a < 1.0 for a in alphas):
+        fail(LIB, f"quantile_alpha {text!r:.60} does not give one quantile in (0, 1) for each "
+                  f"of the model's {K} output(s)")
+    return alphas if K > 1 else alphas[0]
+
+
 def _param_int(params, key, default, what, cap):
     """An integer parameter that XGBoost stores as a string ("3")."""
     if key not in params:
@@ -426,8 +443,6 @@ def _import(d, where):
     num_class = _param_int(mparam, "num_class", 0, "learner_model_param/num_class", MAX_OUTPUTS)
     num_target = _param_int(mparam, "num_target", 1, "learner_model_param/num_target",
                             MAX_OUTPUTS)
-    if num_target > 1:
-        fail(LIB, f"multi-target models (num_target={num_target}) are not supported")
     if n_features < 1:
         fail(LIB, "the model has no features (learner_model_param/num_feature)")
     obj_name = _str(_get(learner, "objective", "name"), "learner/objective/name")
@@ -440,6 +455,15 @@ def _import(d, where):
     if not multi and num_class > 1:
         fail(LIB, f"num_class={num_class} does not fit objective {obj_name}")
     K = num_class if multi else 1
+    if num_target > 1:
+        # one tree a target a round (multi_strategy='one_output_per_tree', tree_info names the
+        # target), as a model of several quantiles (quantile_alpha a list): hardwood's
+        # outputs; vector leaves are refused below
+        if multi or not outputs_fit(objective, num_target):
+            fail(LIB, f"multi-target models (num_target={num_target}) of {obj_name} are not "
+                      "supported: hardwood's models of one objective with several outputs "
+                      "are those of reg:quantileerror with several quantiles")
+        K = num_target
     # XGBoost refuses a model without base_score (no default of 0.5 here either)
     base = _base_score(_get(mparam, "base_score"), "learner_model_param/base_score")
     if base.size == 1:
@@ -549,6 +573,9 @@ def _import(d, where):
         trees.append(_convert_tree(p, ti, n_cats))
     params = {"imported_from": "xgboost", "xgboost_objective": obj_name,
               "xgboost_version": ".".join(map(str, d.get("version", [])))}
+    if objective == "reg:quantileerror":
+        where.at = "learner/objective/quantile_loss_param"
+        params["quantile_alpha"] = _quantile_alphas(learner, K)
     if parallel > 1:
         params["num_parallel_tree"] = parallel
     if objective == "rank:ndcg" and _ndcg_linear_gain(learner):

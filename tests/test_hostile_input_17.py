@@ -274,3 +274,31 @@ def test_xgboosts_multi_quantile_model_imports():
                     xgb.DMatrix(X, np.c_[y, -y]), 2)
     with pytest.raises(hw.ModelFormatError, match="num_target=2"):
         hw.import_model(two)
+
+
+def test_an_imported_lightgbm_model_keeps_its_loss_and_unnamed_features_continue():
+    """An imported LightGBM ``poisson`` model named XGBoost's ``count:poisson`` as its
+    training objective, so continuing it with LightGBM's ``poisson`` was refused with advice
+    to take XGBoost's capped loss; its Tweedie power and quantile were not read. A model of
+    LightGBM's unnamed columns (Column_0, ...) could not continue on a numpy Dataset (f0, ...),
+    though ``predict`` reads both by position."""
+    lgb = pytest.importorskip("lightgbm")
+    pd = pytest.importorskip("pandas")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 3))
+    y = rng.poisson(np.exp(0.4 * X[:, 0])).astype(float)
+    params = {"verbose": -1, "num_threads": 1, "num_leaves": 7}
+    imported = {name: hw.import_model(lgb.train({**params, "objective": name, **extra},
+                                                lgb.Dataset(X, y), 3))
+                for name, extra in (("poisson", {}), ("tweedie", {"tweedie_variance_power": 1.3}),
+                                    ("quantile", {"alpha": 0.3}))}
+    assert imported["poisson"].params["objective"] == "poisson"
+    assert imported["tweedie"].params["tweedie_variance_power"] == 1.3
+    assert imported["quantile"].params["quantile_alpha"] == 0.3
+    names = [f"Column_{j}" for j in range(3)]
+    first = hw.train({"objective": "poisson", "num_leaves": 7},
+                     hw.Dataset(pd.DataFrame(X, columns=names), y), 3)
+    cont = hw.train({"objective": "poisson", "num_leaves": 7}, hw.Dataset(X, y), 3,
+                    init_model=first)
+    whole = hw.train({"objective": "poisson", "num_leaves": 7}, hw.Dataset(X, y), 6)
+    np.testing.assert_allclose(cont.predict(X), whole.predict(X), rtol=1e-12)

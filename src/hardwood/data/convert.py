@@ -260,6 +260,13 @@ def _default_names(n_features):
     return [f"f{i}" for i in range(n_features)]
 
 
+def unnamed(names) -> bool:
+    """Whether ``names`` are those of a matrix without column names: hardwood's and
+    XGBoost's f0, f1, ..., or LightGBM's Column_0, Column_1, ..."""
+    names = list(names)
+    return names in (_default_names(len(names)), [f"Column_{j}" for j in range(len(names))])
+
+
 def _training_names(feature_names, n_features):
     """The training matrix's feature names: the given ones (as strings), else f0, f1, ..."""
     check_feature_count(n_features, "X")
@@ -575,8 +582,7 @@ def _check_names(names, info, what):
     if [n.replace(" ", "_") for n in names] == list(info.names):
         return  # LightGBM stores "sq ft" as "sq_ft" (and reads frames by position)
     # trained without names: hardwood's and XGBoost's f0.., LightGBM's Column_0..
-    if list(info.names) not in (_default_names(len(names)),
-                                [f"Column_{j}" for j in range(len(names))]):
+    if not unnamed(info.names) or len(info.names) != len(names):
         missing = [n for n in info.names if n not in names]
         raise ValueError(f"{what} columns differ from the training columns"
                          + (f" (missing {missing[:5]})" if missing else " (different order)")

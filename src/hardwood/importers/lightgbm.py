@@ -43,6 +43,7 @@ import re
 
 import numpy as np
 
+from ..objectives import lightgbm_flavoured
 from ._build import (MAX_CATEGORIES, MAX_FEATURES, MAX_NODES_PER_TREE, MAX_OUTPUTS, TreeBuilder,
                      check_bitset_words, check_categories, check_size, fail, feature_info,
                      make_model, reading)
@@ -320,6 +321,17 @@ def _import(text, where):
     _check_tree_sizes(header, blocks)
     groups = [ti % K for ti in range(len(trees))]
     params = {"imported_from": "lightgbm", "lightgbm_objective": " ".join(obj_line)}
+    if lightgbm_flavoured(obj_name):
+        # its own loss (Poisson's leaves without XGBoost's cap, L1's medians, the softmax's
+        # hessian): a continuation with LightGBM's name trains it (count:poisson was named,
+        # and continuing with 'poisson' refused)
+        params["objective"] = obj_name
+    # the loss's parameter, from the parameters section (a continuation keeps it)
+    key, name = {"reg:tweedie": ("tweedie_variance_power", "tweedie_variance_power"),
+                 "reg:quantileerror": ("alpha", "quantile_alpha")}.get(objective, (None, None))
+    value = None if key is None else _parameter(text, key)
+    if value is not None:
+        params[name] = value
     if objective == "rank:ndcg":
         gain = _label_gain(text)
         if gain is not None:  # the gains its NDCG was scored with (2^g - 1 by default)
@@ -328,6 +340,20 @@ def _import(text, where):
         params["lightgbm_average_output"] = n_iter
     where.at = "the model"
     return make_model(LIB, trees, groups, np.zeros(K), objective, K, info, params)
+
+
+def _parameter(text, key):
+    """A number of the model's parameters section (``[key: value]``), or None."""
+    found = re.findall(rf"^\[{key}: ([^\]\n]*)\]\r?$", text, re.M)
+    if len(found) != 1:
+        return None
+    try:
+        value = float(found[0])
+    except ValueError:
+        fail(LIB, f"parameter {key} {found[0]!r:.40} is not a number")
+    if not math.isfinite(value):
+        fail(LIB, f"parameter {key} {found[0]!r:.40} is not finite")
+    return value
 
 
 def _label_gain(text):

@@ -23,6 +23,7 @@ from .. import metrics as M
 from ..backends.base import make_backend
 from ..backends.split import LGB_MISSING_BIN0_ZERO, LGB_MISSING_ZERO, ZERO_EDGE
 from ..backends.pages import RowPages
+from ..data.convert import unnamed
 from ..data.dataset import Dataset
 from ..model.model import Model
 from ..model.tree import BinnedTree, mask_from_bitset
@@ -774,7 +775,10 @@ def _check_init_model(init, train_set, K):
         raise ValueError(f"init_model grows {init.trees_per_round // K} trees per output a "
                          "round (XGBoost's num_parallel_tree), hardwood one: its rounds would "
                          "be miscounted; continue training it in XGBoost")
-    if list(init.info.names) != list(info.names):
+    if list(init.info.names) != list(info.names) and not (
+            unnamed(init.info.names) and unnamed(info.names)
+            and len(init.info.names) == len(info.names)):
+        # (both unnamed, f0.. or LightGBM's Column_0..: by position, as predict reads them)
         raise ValueError(f"init_model's features {list(init.info.names)[:8]} differ from the "
                          f"Dataset's {list(info.names)[:8]}")
     for j in np.flatnonzero(np.asarray(info.is_categorical) | init.info.is_categorical):

@@ -302,3 +302,12 @@ def test_an_imported_lightgbm_model_keeps_its_loss_and_unnamed_features_continue
                     init_model=first)
     whole = hw.train({"objective": "poisson", "num_leaves": 7}, hw.Dataset(X, y), 6)
     np.testing.assert_allclose(cont.predict(X), whole.predict(X), rtol=1e-12)
+
+
+def test_label_errors_name_the_objective_as_given():
+    """LightGBM's ``tweedie`` and ``gamma`` were named ``reg:tweedie`` and ``reg:gamma`` in
+    their label errors (probe 55)."""
+    X = np.random.default_rng(0).normal(size=(50, 2))
+    for name in ("tweedie", "gamma", "reg:tweedie"):
+        with pytest.raises(ValueError, match=f"objective '{name}' needs labels >= 0"):
+            hw.train({"objective": name}, hw.Dataset(X, X[:, 0]), 1)

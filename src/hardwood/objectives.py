@@ -508,6 +508,9 @@ class _LogLink(Objective):
 
     def __init__(self, params):
         super().__init__(params)
+        # the name training gave (the booster then keeps the canonical one in the params:
+        # LightGBM's 'tweedie' was named 'reg:tweedie' in its label errors)
+        self.given_name = params.get("objective", self.name)
         self.lightgbm = self._named_as(self.lightgbm_names)
         if self.lightgbm:  # LightGBM's metric of its own name (poisson, gamma, tweedie)
             self.default_metric = self.lightgbm_names[0]
@@ -519,17 +522,17 @@ class _LogLink(Objective):
             bad, wanted = y < 0, "labels >= 0"
         if np.any(bad):
             i = int(np.flatnonzero(bad)[0])
-            raise ValueError(f"objective {self.params.get('objective', self.name)!r} needs "
+            raise ValueError(f"objective {self.given_name!r} needs "
                              f"{wanted}, found {float(y[i]):g} at row {i}")
         if not np.any(y > 0):
-            raise ValueError(f"objective {self.params.get('objective', self.name)!r} needs "
+            raise ValueError(f"objective {self.given_name!r} needs "
                              "some label above 0: every label is 0, whose log (the base "
                              "score) is -inf")
 
     def base_score(self, y, w):
         mean = float(np.average(y, weights=w))
         if not mean > 0.0:  # (labels above 0 all of weight 0: log(0) was a bare domain error)
-            raise ValueError(f"objective {self.params.get('objective', self.name)!r} starts "
+            raise ValueError(f"objective {self.given_name!r} starts "
                              "from the log of the labels' weighted mean, which is 0: every "
                              "row with a label above 0 has weight 0")
         if self.lightgbm:

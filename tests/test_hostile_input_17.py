@@ -190,8 +190,42 @@ def test_a_dataset_from_batches_has_no_starting_margins(tmp_path):
 
     hw.train({}, pages, 2, evals=[(pages, "train")], custom_metric=metric)
     assert seen == [None, None]
-    with pytest.raises(ValueError, match="from_batches or from_files takes no starting margins"):
+    with pytest.raises(ValueError, match="from_batches takes them in its batches"):
         hw.GBDTRegressor(n_estimators=2).fit(pages, base_margin=np.zeros(600))
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "multi:softprob", "poisson"])
+def test_batches_carry_starting_margins(objective, tmp_path):
+    """``from_batches`` took no starting margins (probe 55): batches of
+    ``(X, y, weight, base_margin)`` now carry them, and train the in-memory set's model."""
+    rng = np.random.default_rng(4)
+    n = 900
+    X = rng.integers(0, 8, size=(n, 3)).astype(float)
+    params = {"objective": objective, "max_depth": 3}
+    if objective == "multi:softprob":
+        y = (X[:, 0] % 3).astype(float)
+        m = rng.normal(0, 0.5, size=(n, 3))
+        params["num_class"] = 3
+    elif objective == "poisson":
+        y = rng.poisson(np.exp(0.2 * X[:, 0])).astype(float)
+        m = rng.normal(0, 0.3, n)
+        params = {"objective": "poisson", "num_leaves": 8}
+    else:
+        y = X[:, 0] + rng.normal(0, 0.5, n)
+        m = rng.normal(0, 1, n)
+    w = rng.uniform(0.5, 2, n)
+    parts = [slice(0, 300), slice(300, 650), slice(650, n)]
+    pages = hw.Dataset.from_batches(lambda: iter([(X[s], y[s], w[s], m[s]) for s in parts]),
+                                    cache_dir=str(tmp_path / "pages"))
+    np.testing.assert_array_equal(pages.get_base_margin(), np.reshape(m, (n, -1)))
+    ours = hw.train(params, pages, 5)
+    whole = hw.train(params, hw.Dataset(X, y, weight=w, base_margin=m), 5)
+    np.testing.assert_allclose(ours.predict(X, base_margin=m), whole.predict(X, base_margin=m),
+                               rtol=1e-9, atol=1e-12)
+    with pytest.raises(ValueError, match="give a base_margin in every batch or in none"):
+        hw.Dataset.from_batches(lambda: iter([(X[:300], y[:300], None, m[:300]),
+                                              (X[300:], y[300:])]),
+                                cache_dir=str(tmp_path / "bad"))
 
 
 # -- probe 56: explanations ----------------------------------------------------------------------

@@ -684,9 +684,9 @@ def _rows_of(margins, X, what="base_margin"):
         return None
     if isinstance(X, Dataset):
         if X.pages_on_disk is not None:
-            raise ValueError("a Dataset from from_batches or from_files takes no starting "
-                             "margins yet: train it without base_margin, or build an "
-                             "in-memory hardwood.Dataset(X, y, base_margin=...)")
+            raise ValueError("fit(dataset) takes the starting margins the hardwood.Dataset "
+                             "holds: from_batches takes them in its batches, (X, y, weight, "
+                             "base_margin)")
         raise ValueError("fit(dataset) takes the starting margins the hardwood.Dataset "
                          "holds: give base_margin= when building it")
     n = X.shape[0] if hasattr(X, "shape") else len(X)

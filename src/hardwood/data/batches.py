@@ -2,7 +2,8 @@
 over batches (the out-of-core paper's quantisation):
 
 1. every batch goes into one streaming quantile sketch per field (``data/sketch.py``); the
-   labels and weights are kept (O(rows) floats, as the gradients and predictions later);
+   labels, weights and starting margins are kept (O(rows) floats, as the gradients and
+   predictions later);
 2. every batch is binned with the bins the sketches give and written into binned pages of
    about ``page_bytes`` in ``cache_dir`` (``data/page_file.py``), with a manifest. A cache
    built from the same data and parameters (the same key) is reused; any other is rebuilt.
@@ -23,30 +24,34 @@ from ..atomic_file import atomic_open
 
 from .binning import BinMapper
 from .convert import to_float_matrix, to_vector
+from .dataset import start_margins
 from .page_file import FORMAT_VERSION, PageWriter, page_ok
 from .sketch import QuantileSketch
 
 MANIFEST = "manifest.json"
 
 
+BATCH_FORMS = "(X, y), (X, y, weight) or (X, y, weight, base_margin)"
+
+
 def _batches(make_batches):
     it = make_batches()
     if it is None or not hasattr(it, "__iter__"):
-        raise TypeError("make_batches must return an iterable of (X, y) or (X, y, weight) "
-                        f"batches, got {type(it).__name__}")
+        raise TypeError(f"make_batches must return an iterable of {BATCH_FORMS} batches, got "
+                        f"{type(it).__name__}")
     for i, batch in enumerate(it):
-        if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3):
-            raise ValueError(f"batch {i}: expected (X, y) or (X, y, weight), got "
-                             f"{type(batch).__name__}"
+        if not isinstance(batch, (tuple, list)) or len(batch) not in (2, 3, 4):
+            raise ValueError(f"batch {i}: expected {BATCH_FORMS}, got {type(batch).__name__}"
                              + (f" of length {len(batch)}" if hasattr(batch, '__len__') else ""))
         X, y = batch[0], batch[1]
-        w = batch[2] if len(batch) == 3 else None
+        w = batch[2] if len(batch) >= 3 else None
+        margin = batch[3] if len(batch) == 4 else None
         shape = getattr(X, "shape", None)
         if shape is not None and len(shape) == 2 and shape[0] == 0:
             if y is not None and np.size(y) != 0:
                 raise ValueError(f"batch {i}: X has no rows but y has {np.size(y)} values")
             continue  # a batch of no rows (a filtered chunk, an empty file): nothing to read
-        yield i, X, y, w
+        yield i, X, y, w, margin
 
 
 def _matrix(name, X, info, feature_names):
@@ -83,9 +88,9 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
                          f"{page_bytes!r:.60}")
     page_bytes = int(page_bytes)
     # pass 1: sketches, labels, weights
-    info, sketches, labels, weights, sizes = None, None, [], [], []
+    info, sketches, labels, weights, margins, sizes = None, None, [], [], [], []
     data_digest = hashlib.blake2b(digest_size=32)  # the features: a cache of other data is
-    for i, X, y, w in _batches(make_batches):      # never taken, even with the same bins
+    for i, X, y, w, m in _batches(make_batches):   # never taken, even with the same bins
         mat, info = _matrix(name(i), X, info, feature_names)
         n = mat.shape[0]
         if sketches is None:
@@ -96,11 +101,18 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
             raise ValueError(f"{name(i)}: weight must be non-negative")
         if weights and (wv is None) != (weights[0] is None):
             raise ValueError(f"{name(i)}: give a weight in every batch or in none")
+        mv = start_margins(m, n, f"{name(i)}'s base_margin")
+        if margins and (mv is None) != (margins[0] is None):
+            raise ValueError(f"{name(i)}: give a base_margin in every batch or in none")
+        if mv is not None and margins and mv.shape[1] != margins[0].shape[1]:
+            raise ValueError(f"{name(i)}'s base_margin has {mv.shape[1]} column(s), the first "
+                             f"batch's {margins[0].shape[1]}")
         for j, sk in enumerate(sketches):
             sk.push(mat[:, j], wv)
         data_digest.update(np.ascontiguousarray(mat).view(np.uint8))
         labels.append(yv)
         weights.append(wv)
+        margins.append(mv)
         sizes.append(n)
     if sketches is None or sum(sizes) == 0:
         raise ValueError("make_batches gave no rows")
@@ -120,6 +132,7 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
     ds.n_rows, ds.n_features = n_rows, len(sketches)
     ds.label = np.concatenate(labels)
     ds.weight = None if weights[0] is None else np.concatenate(weights)
+    ds.base_margin = None if margins[0] is None else np.concatenate(margins)
     ds.bin_mapper = bm
     ds.max_bin = bm.max_bin
     ds.bins_row = ds.bins_col = None
@@ -156,7 +169,7 @@ def _write_pages(make_batches, bm, info, cache_dir, page_bytes, key, sizes, name
     second = hashlib.blake2b(digest_size=32)
     with warnings.catch_warnings():  # pass 1 gave the batches' warnings already
         warnings.simplefilter("ignore")
-        for k, (i, X, _, _) in enumerate(_batches(make_batches)):
+        for k, (i, X, *_) in enumerate(_batches(make_batches)):
             mat, _ = _matrix(name(i), X, info, None)
             if k >= len(sizes) or mat.shape[0] != sizes[k]:
                 raise ValueError(f"{name(i)}: the second pass over make_batches gave other "

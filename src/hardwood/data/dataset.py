@@ -223,14 +223,16 @@ class Dataset:
                      sketch_size=2048, feature_names=None):
         """A training set read from batches, binned into pages on disk (out of core).
 
-        ``make_batches()`` returns a fresh iterator of ``(X, y)`` or ``(X, y, weight)``
-        batches; it is called twice, and must give the same data both times. Pass 1 feeds a
-        streaming quantile sketch per field (``sketch_size`` values per summary: the bins'
-        rank error is at most ``(log2(batches) + 1) / sketch_size`` of the rows, reported as
+        ``make_batches()`` returns a fresh iterator of ``(X, y)``, ``(X, y, weight)`` or
+        ``(X, y, weight, base_margin)`` batches (``weight`` may be None; ``base_margin``:
+        the rows' starting margins, as ``Dataset(base_margin=)`` takes them); it is called
+        twice, and must give the same data both times. Pass 1 feeds a streaming quantile
+        sketch per field (``sketch_size`` values per summary: the bins' rank error is at
+        most ``(log2(batches) + 1) / sketch_size`` of the rows, reported as
         ``sketch_error``). Pass 2 writes binned pages of about ``page_bytes`` into
         ``cache_dir``; a cache built from the same data and parameters is reused, any other
-        rebuilt. Labels, weights, gradients and predictions stay in memory: a few floats per
-        row. Numeric features only, for now. See ``data/batches.py``."""
+        rebuilt. Labels, weights, margins, gradients and predictions stay in memory: a few
+        floats per row. Numeric features only, for now. See ``data/batches.py``."""
         from .batches import from_batches
 
         return from_batches(cls, make_batches, cache_dir, max_bin=max_bin,

@@ -606,3 +606,31 @@ def test_an_unweighted_validation_pair_of_weighted_training_data_is_scored_unwei
                         valid_sets=[(dX, dy, dw)])
     assert list(weighted.evals_result) == ["train"]  # the training set itself, its weights
     assert weighted.evals_result["train"]["logloss"] != model.evals_result["valid_0"]["logloss"]
+
+
+@pytest.mark.parametrize("objective", ["reg:squarederror", "binary:logistic"])
+def test_starting_margins_train_the_single_machine_model(client, data, objective):
+    """``base_margin`` (probe 55: refused before) goes to each partition as its slice; the
+    model equals single-machine training on a Dataset with those margins, and a validation
+    tuple's margins are scored as ``predict(base_margin=)``."""
+    X, y, yb, _, _ = data
+    target = yb if objective == "binary:logistic" else y
+    m = np.random.default_rng(3).normal(0, 0.5, N)
+    params = dict(PARAMS, objective=objective)
+    chunks = (200, 150, 250)
+    model = hd.train(client, params, da.from_array(X, chunks=(chunks, D)),
+                     da.from_array(target, chunks=(chunks,)), num_boost_round=ROUNDS,
+                     base_margin=da.from_array(m, chunks=(chunks,)),
+                     valid_sets=[(X[:300], target[:300], None, m[:300])])
+    whole = hardwood.train(params, hardwood.Dataset(X, target, base_margin=m), ROUNDS)
+    np.testing.assert_allclose(model.predict(X, base_margin=m), whole.predict(X, base_margin=m),
+                               rtol=1e-9, atol=1e-12)
+    pred = model.predict(X[:300], base_margin=m[:300])
+    t = target[:300]
+    if objective == "binary:logistic":
+        want = -np.mean(t * np.log(pred) + (1 - t) * np.log(1 - pred))
+        logged = model.evals_result["valid_0"]["logloss"][-1]
+    else:
+        want = np.sqrt(np.mean((pred - t) ** 2))
+        logged = model.evals_result["valid_0"]["rmse"][-1]
+    np.testing.assert_allclose(logged, want, rtol=1e-6)

@@ -57,7 +57,7 @@ from .backends.dask import (DaskPages, bin_part, part_length, sketch_part,
                             vector_part)
 from .data.binning import SAMPLE_ROWS, BinMapper
 from .data.convert import to_float_matrix, to_vector
-from .data.dataset import Dataset
+from .data.dataset import Dataset, start_margins
 from .forest import RandomForestClassifier, RandomForestRegressor
 from .model.model import Model
 from .objectives import class_scales, names as objective_names, objective_class
@@ -242,16 +242,25 @@ def _valid_dataset(client, pair, train_set, X, y, name, weight=None):
     (gathered on the client), or the training set itself: the training data with its own
     weights (``weight``; an unweighted pair of weighted training data was scored with the
     training weights)."""
-    if not isinstance(pair, (tuple, list)) or len(pair) not in (2, 3):
-        raise TypeError(f"valid set {name!r} must be an (X, y) or (X, y, weight) tuple")
+    if not isinstance(pair, (tuple, list)) or len(pair) not in (2, 3, 4):
+        raise TypeError(f"valid set {name!r} must be an (X, y), (X, y, weight) or (X, y, "
+                        "weight, base_margin) tuple")
     Xv, yv = pair[0], pair[1]
-    wv = pair[2] if len(pair) == 3 else None
-    if Xv is X and yv is y and wv is weight:
+    wv = pair[2] if len(pair) >= 3 else None
+    mv = pair[3] if len(pair) == 4 else None
+    if Xv is X and yv is y and wv is weight and mv is None:
         return train_set
-    got = client.compute([v for v in (Xv, yv, wv) if v is not None and hasattr(v, "dask")])
-    got = iter(client.gather(got))
-    Xv, yv, wv = [next(got) if v is not None and hasattr(v, "dask") else v for v in (Xv, yv, wv)]
-    return Dataset(Xv, np.asarray(yv).reshape(-1), weight=wv, reference=train_set)
+    Xv, yv, wv, mv = (_on_client(client, v) for v in (Xv, yv, wv, mv))
+    return Dataset(Xv, np.asarray(yv).reshape(-1), weight=wv, base_margin=mv,
+                   reference=train_set)
+
+
+def _on_client(client, v):
+    """``v`` gathered on the client where it is a Dask collection (a frame or series as
+    pandas'), else as it is."""
+    if v is None or not hasattr(v, "dask"):
+        return v
+    return client.gather(client.compute(v))
 
 
 class _LastModel(TrainingCallback):
@@ -292,14 +301,17 @@ def _client(client):
 # -- training --------------------------------------------------------------------------------
 def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
           valid_names=(), early_stopping_rounds=None, callbacks=(), verbose_eval=False,
-          init_model=None, sketch_size=2048) -> Model:
+          init_model=None, sketch_size=2048, base_margin=None) -> Model:
     """Train a gradient-boosted model on a Dask cluster; returns a :class:`hardwood.Model`.
 
     ``params`` as :func:`hardwood.train`. ``X``: a 2-d ``dask.array`` or a
     ``dask.dataframe.DataFrame``; ``y`` (and ``weight``): a 1-d ``dask.array`` or a
     ``dask.dataframe.Series``, with X's partitions (same count, same rows each).
-    ``valid_sets``: ``(X, y)`` or ``(X, y, weight)`` tuples (Dask or in-memory); a set
-    that is ``(X, y)`` itself is scored from the workers' margins. ``init_model``: continue
+    ``valid_sets``: ``(X, y)``, ``(X, y, weight)`` or ``(X, y, weight, base_margin)`` tuples
+    (Dask or in-memory); a set that is ``(X, y)`` itself is scored from the workers'
+    margins. ``base_margin``: the rows' starting margins (a Dask or in-memory array in X's
+    row order), as ``hardwood.Dataset(base_margin=)`` takes them; they are gathered on the
+    client, as the labels are. ``init_model``: continue
     from a model (the ``model`` of a :class:`DaskTrainingError`). ``sketch_size``: values
     kept per column by each partition's quantile sketch (see the module docstring).
     Each level's histogram reduction is logged on the ``hardwood.dask`` logger (DEBUG), and
@@ -324,6 +336,9 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
         data = _Partitioned(client, X, y, weight, int(p["max_bin"] or 256), sketch_size, tag)
         held.append(data)
         ds = data.dataset
+        if base_margin is not None:  # (the Booster sends each partition its slice)
+            ds.base_margin = start_margins(_on_client(client, base_margin), ds.n_rows,
+                                           "base_margin")
         if p["is_unbalance"]:  # the class counts of all the labels, not of a partition's
             p["class_scale"] = class_scales(ds.label, p["scale_pos_weight"], True)
             params = dict(params or {}, class_scale=p["class_scale"])

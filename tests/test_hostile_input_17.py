@@ -1,5 +1,7 @@
 """Session 27's fixes, each found by a probe run as a new user would. Each test says what
 hardwood did before."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -345,3 +347,61 @@ def test_label_errors_name_the_objective_as_given():
     for name in ("tweedie", "gamma", "reg:tweedie"):
         with pytest.raises(ValueError, match=f"objective '{name}' needs labels >= 0"):
             hw.train({"objective": name}, hw.Dataset(X, X[:, 0]), 1)
+
+
+# -- probe 58: this session's changes ------------------------------------------------------------
+def test_a_lightgbm_rule_model_continued_under_xgboosts_is_scored_as_predict():
+    """A model of LightGBM's rule (thresholds of ±1e-35) continued under XGBoost's growth
+    scored its validation rows by their bins: RMSE 1.2555 logged, 1.2786 predicted."""
+    rng = np.random.default_rng(1)
+    n = 800
+    X = rng.integers(1, 6, size=(n, 2)).astype(float)
+    X[rng.random((n, 2)) < 0.2] = np.nan
+    X[rng.random((n, 2)) < 0.2] = 0.0
+    y = np.where(np.isnan(X[:, 0]), 6.0, np.nan_to_num(X[:, 0])) + rng.normal(size=n) * 0.3
+    Xv = rng.integers(-2, 6, size=(300, 2)).astype(float) * 0.5
+    Xv[rng.random((300, 2)) < 0.1] = np.nan
+    Xv[rng.random((300, 2)) < 0.2] = 1e-36
+    yv = np.where(np.isnan(Xv[:, 0]), 6.0, np.nan_to_num(Xv[:, 0])) + rng.normal(size=300) * 0.3
+    ds = hw.Dataset(X, y)
+    dv = hw.Dataset(Xv, yv, reference=ds)
+    first = hw.train({"objective": "regression"}, ds, 5)
+    assert any(np.any(np.abs(t.threshold[t.feature >= 0]) == np.float32(1e-35))
+               for t in first.trees)
+    for second in ({"objective": "regression", "max_leaves": 0},
+                   {"objective": "reg:squarederror"}, {"objective": "regression"}):
+        model = hw.train(second, ds, 3, init_model=first, valid_sets=[dv], valid_names=["v"])
+        for r in range(3):
+            pred = model.predict(Xv, iteration_range=(0, 6 + r))
+            np.testing.assert_allclose(model.evals_result["v"]["rmse"][r],
+                                       np.sqrt(np.mean((yv - pred) ** 2)), rtol=1e-12)
+
+
+def test_xgboosts_sampling_names_under_lightgbms_objective_names_are_lightgbms():
+    """Under LightGBM's objective names (its growth), ``subsample`` sampled every round where
+    LightGBM, for which it is ``bagging_fraction``, samples none without ``bagging_freq``
+    (0.55 apart); ``colsample_bytree`` rounded the feature count down, LightGBM's
+    ``feature_fraction`` to nearest. LightGBM's ``min_split_gain``, ``num_leaf``, ``max_leaf``
+    and ``max_leaf_nodes`` were unknown parameters."""
+    lgb = pytest.importorskip("lightgbm")
+    rng = np.random.default_rng(0)
+    n = 2000
+    X = rng.integers(0, 10, size=(n, 3)).astype(float)
+    y = X[:, 0] * 0.5 - (X[:, 1] > 4) * 2 + X[:, 2] * 0.3 + rng.normal(0, 1, n)
+    peer_params = {"verbose": -1, "num_threads": 1, "objective": "regression"}
+    for extra in ({"subsample": 0.5}, {"colsample_bytree": 0.5, "seed": 3},
+                  {"max_leaf": 7, "min_split_gain": 0.5}, {"num_leaf": 5},
+                  {"max_leaf_nodes": 9}):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ours = hw.train({"objective": "regression", **extra}, hw.Dataset(X, y), 5)
+        peer = lgb.train({**peer_params, **extra}, lgb.Dataset(X, y), 5)
+        if "colsample_bytree" in extra:  # (which features: each library's own draw)
+            assert all(len(set(t.feature[t.feature >= 0])) <= 2 for t in ours.trees)
+            assert max(len(set(t.feature[t.feature >= 0])) for t in ours.trees) == 2
+            continue
+        np.testing.assert_allclose(ours.predict(X), peer.predict(X), atol=1e-6)
+    with pytest.warns(UserWarning, match="subsample is LightGBM's bagging_fraction"):
+        hw.train({"objective": "regression", "subsample": 0.5}, hw.Dataset(X, y), 1)
+    with pytest.raises(ValueError, match="'num_leaf' and 'num_leaves' are the same setting"):
+        hw.train({"num_leaf": 5, "num_leaves": 7}, hw.Dataset(X, y), 1)

@@ -98,7 +98,7 @@ ALIASES = {
     "eta": "learning_rate", "shrinkage_rate": "learning_rate",
     "lambda": "reg_lambda", "lambda_l2": "reg_lambda",
     "alpha": "reg_alpha", "lambda_l1": "reg_alpha",
-    "min_split_loss": "gamma", "min_gain_to_split": "gamma",
+    "min_split_loss": "gamma", "min_gain_to_split": "gamma", "min_split_gain": "gamma",
     "num_leaves": "max_leaves",
     "min_sum_hessian_in_leaf": "min_child_weight", "min_sum_hessian": "min_child_weight",
     "bagging_fraction": "subsample", "data_sample_strategy": "sampling_method",
@@ -282,7 +282,7 @@ def _lightgbm_bagging(params):
         if isinstance(fraction, numbers.Real) and fraction < 1.0:
             warnings.warn("bagging_fraction without bagging_freq: no bagging, as in LightGBM "
                           "(it bags only when bagging_freq > 0); give bagging_freq=1 for a new "
-                          "sample every round", UserWarning, stacklevel=4)
+                          "sample every round", UserWarning, stacklevel=6)
         params.pop("bagging_fraction")
     else:  # bagging_freq=0: LightGBM's names for the fraction are both off
         params.pop("bagging_fraction", None)
@@ -553,7 +553,58 @@ def _lightgbm_growth(params):
             and not any(ALIASES.get(k, k) in ("max_leaves", "grow_policy") for k in params))
 
 
+# LightGBM's other names of its leaf limit: each brings its growth, as num_leaves does
+LIGHTGBM_LEAF_NAMES = ("num_leaf", "max_leaf", "max_leaf_nodes")
+# XGBoost's sampling names that LightGBM takes as aliases of its own: under its objective
+# names they mean LightGBM's (subsample bags only with bagging_freq; colsample_bytree rounds
+# the feature count to nearest): {"objective": "regression", "subsample": 0.5} sampled every
+# round, where LightGBM samples none, 0.55 apart
+LIGHTGBM_SAMPLING_ALIASES = {"subsample": "bagging_fraction",
+                             "colsample_bytree": "feature_fraction",
+                             "colsample_bynode": "feature_fraction_bynode"}
+
+
+def _lightgbm_leaf_names(params):
+    """``params`` with LightGBM's other names of ``num_leaves`` as ``num_leaves``."""
+    given = [k for k in LIGHTGBM_LEAF_NAMES + ("num_leaves",) if k in params]
+    if not given or given == ["num_leaves"]:
+        return params
+    if len(given) > 1:
+        raise ValueError(f"parameters {given[0]!r} and {given[1]!r} are the same setting "
+                         "(LightGBM's num_leaves); give one")
+    params = dict(params)
+    params["num_leaves"] = params.pop(given[0])
+    return params
+
+
+def _lightgbm_sampling_names(params):
+    """Under LightGBM's objective names (not its ``num_leaves`` alone, whose dicts kept
+    XGBoost's meaning before), XGBoost's sampling names as LightGBM reads them."""
+    obj = params.get("objective")
+    if not (isinstance(obj, str) and obj.lower() in LIGHTGBM_OBJECTIVES):
+        return params
+    moved = {k: v for k, v in LIGHTGBM_SAMPLING_ALIASES.items() if k in params}
+    if not moved or "subsample_freq" in params:  # (LightGBM's estimators' names: handled)
+        return params
+    for k, v in moved.items():
+        if v in params:
+            raise ValueError(f"parameters {k!r} and {v!r} are the same setting under "
+                             "LightGBM's objective names; give one")
+    fraction = params.get("subsample")
+    if ("subsample" in moved and "bagging_freq" not in params
+            and isinstance(fraction, numbers.Real) and fraction < 1.0):
+        warnings.warn(f"subsample is LightGBM's bagging_fraction under its objective name "
+                      f"{obj!r}: no bagging without bagging_freq, as in LightGBM; give "
+                      "bagging_freq=1 for a new sample every round", UserWarning, stacklevel=6)
+        params = {k: v for k, v in params.items() if k != "subsample"}
+        moved.pop("subsample")
+    return {moved.get(k, k): v for k, v in params.items()}
+
+
 def _resolve(params):
+    params = _lightgbm_leaf_names(params)
+    if _lightgbm_growth(params):
+        params = _lightgbm_sampling_names(params)
     params = _lightgbm_bagging(_lightgbm_alpha(params))
     if "num_leaves" not in params and _lightgbm_growth(params):
         params = {**params, "num_leaves": 31}  # (LightGBM's default)

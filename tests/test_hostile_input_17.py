@@ -405,3 +405,30 @@ def test_xgboosts_sampling_names_under_lightgbms_objective_names_are_lightgbms()
         hw.train({"objective": "regression", "subsample": 0.5}, hw.Dataset(X, y), 1)
     with pytest.raises(ValueError, match="'num_leaf' and 'num_leaves' are the same setting"):
         hw.train({"num_leaf": 5, "num_leaves": 7}, hw.Dataset(X, y), 1)
+
+
+# -- probe 59: extreme shapes and values ---------------------------------------------------------
+@pytest.mark.parametrize("heavy_weight", [1e17, 1e30])
+def test_light_rows_beside_heavy_ones_keep_the_bins(heavy_weight):
+    """Weights of 1 and 1e17 on alternate rows collapsed every feature to 2 bins: each
+    value's weight came from differences of one running sum, where 1 beside 1e17 is below
+    an ulp, and the water level cancelled to 0. The boosted model and the forest were
+    constant (RMSE 1.99 on the heavy rows where XGBoost's was 0.34, scikit-learn's forest
+    0.03)."""
+    from hardwood.data.binning import _numeric_edges
+
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(300, 4))
+    y = X[:, 0] * 2 + rng.normal(size=300) * 0.1
+    heavy = np.arange(300) % 2 == 1
+    w = np.where(heavy, heavy_weight, 1.0)
+    ds = hw.Dataset(X, y, weight=w)
+    assert ds.bin_mapper.n_value_bins.tolist() == [255] * 4
+    # the 150 heavy values are cut apart, each from the next
+    edges = _numeric_edges(X[:, 0], 255, w)
+    hv = np.sort(X[heavy, 0])
+    assert np.all(np.diff(np.searchsorted(edges, hv)) > 0)
+    rmse = lambda p: float(np.sqrt(np.mean((p - y)[heavy] ** 2)))  # noqa: E731
+    assert rmse(hw.train({}, ds, 5).predict(X)) < 0.5
+    forest = hw.RandomForestRegressor(n_estimators=10, random_state=0).fit(X, y, sample_weight=w)
+    assert rmse(forest.predict(X)) < 0.1

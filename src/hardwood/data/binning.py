@@ -52,8 +52,11 @@ def _numeric_edges(values: np.ndarray, max_value_bins: int, weights=None) -> np.
     uniq = v[starts]
     if uniq.size <= max_value_bins:
         return edges_from_counts(uniq, None, max_value_bins)
-    cw = np.cumsum(w)
-    return edges_from_counts(uniq, cw[np.append(starts[1:], v.size) - 1], max_value_bins)
+    # each value's weight summed on its own: differences of one running sum lose the light
+    # rows' weight next to heavy ones (1 beside 1e17 is below an ulp), and the cuts of
+    # weights 1 and 1e17 collapsed to one (RMSE 1.99 where XGBoost's was 0.34)
+    counts = np.add.reduceat(w.astype(np.float64), starts)
+    return edges_from_counts(uniq, np.cumsum(counts), max_value_bins, counts)
 
 
 @njit(cache=True, nogil=True)
@@ -193,17 +196,18 @@ def _radix_sort(keys):
     return pos0 and neg0
 
 
-def edges_from_counts(uniq, cum, max_value_bins):
+def edges_from_counts(uniq, cum, max_value_bins, counts=None):
     """The upper edges of ``_numeric_edges`` from a field's distinct values ``uniq`` (float64,
     ascending) and ``cum[i]``: the rows (or weight) up to and with ``uniq[i]`` (unused when
-    ``uniq`` fits in ``max_value_bins``). A sparse column gives them from its non-zeros and
-    its count of zeros, without the dense column (``data/sparse.py``)."""
+    ``uniq`` fits in ``max_value_bins``); ``counts``: each value's own, where the caller has
+    them exactly (else ``cum``'s differences). A sparse column gives them from its non-zeros
+    and its count of zeros, without the dense column (``data/sparse.py``)."""
     if uniq.size == 0:
         return np.array([np.inf])
     if uniq.size <= max_value_bins:
         cut_after = np.arange(uniq.size - 1)
     else:
-        cut_after = cut_indices(np.asarray(cum, dtype=np.float64), max_value_bins)
+        cut_after = cut_indices(np.asarray(cum, dtype=np.float64), max_value_bins, counts)
     lo, hi = uniq[cut_after], uniq[cut_after + 1]
     with np.errstate(invalid="ignore"):  # -inf next to +inf: their midpoint is NaN
         edges = np.maximum(lo * 0.5 + hi * 0.5, lo)  # halves first: no overflow near +-DBL_MAX
@@ -216,30 +220,36 @@ def edges_from_counts(uniq, cum, max_value_bins):
 def _water_level(counts, total, max_value_bins):
     """``(h, cap)``: the ``h`` values heavier than a bin's share, taken heaviest first, each
     in a bin of its own, and the level ``cap`` at which the capped weights fill the other
-    ``max_value_bins - h`` bins (see :func:`cut_indices_jit`)."""
+    ``max_value_bins - h`` bins (see :func:`cut_indices_jit`). The weight left after the
+    heaviest is summed from the lightest up: the total less the heaviest cancelled to 0 or
+    below where they dwarf the rest (weights 1 and 1e17), and a level of 0 collapsed every
+    cut into one. Where nothing is left, the level is the lightest heavy value's weight."""
     cap = total / max_value_bins
     heavy = -np.sort(-counts)
-    rest = total
+    rest = np.cumsum(heavy[::-1])[::-1]  # rest[h]: the weight of all but the h heaviest
     h = 0
     while h < max_value_bins - 1 and heavy[h] > cap:
-        rest -= heavy[h]
         h += 1
-        cap = rest / (max_value_bins - h)
+        cap = rest[h] / (max_value_bins - h)
+    if not cap > 0.0 and h > 0:
+        cap = heavy[h - 1]
     return h, cap
 
 
 _water_level_jit = njit(cache=True, nogil=True)(_water_level)
 
 
-def cut_indices(cum, max_value_bins):
+def cut_indices(cum, max_value_bins, counts=None):
     """:func:`cut_indices_jit` in numpy, for the dense fields, which call it from Python: the
     same arithmetic in the same order, so the same cuts, without compiling the kernel and
-    Numba's sort (3.7 s of a cold first fit; the sparse binning kernel calls the jitted one)."""
+    Numba's sort (3.7 s of a cold first fit; the sparse binning kernel calls the jitted one).
+    ``counts``: each value's weight, where the caller summed them exactly."""
     k = cum.shape[0]
     total = cum[-1]
     cap = total / max_value_bins
-    counts = np.diff(cum, prepend=0.0)
-    counts[0] = cum[0]
+    if counts is None:
+        counts = np.diff(cum, prepend=0.0)
+        counts[0] = cum[0]
     h = 0
     if counts.max() > cap:
         h, cap = _water_level(counts, total, max_value_bins)

@@ -53,6 +53,7 @@ from sklearn.utils.validation import (
 from .backends import forest_cpu as K
 from .data.convert import (as_pandas_if_named_table, check_sparse_structure, reject_masked,
                            to_float_matrix)
+from .data.binning import check_max_bin
 from .data.dataset import Dataset
 from .parallel import threads
 from .train.forest import Forest, SamplingPlan, check_device, grow_forest
@@ -185,8 +186,7 @@ class _ForestBase(BaseEstimator):
             raise ValueError("Out of bag estimation only available if bootstrap=True")
         if self.n_jobs is not None and (not _is_int(self.n_jobs) or self.n_jobs == 0):
             bad("n_jobs", "None, -1 or a non-zero integer")
-        if not _is_int(self.max_bin) or not 2 <= self.max_bin <= 65536:
-            bad("max_bin", "an integer in [2, 65536]")
+        check_max_bin(self.max_bin)
         if not isinstance(self.warm_start, (bool, np.bool_)):
             bad("warm_start", "a bool")
         # scikit-learn's parameters hardwood's forests have no method for: their defaults

@@ -54,6 +54,7 @@ from sklearn.utils.validation import (
 )
 
 from .data.convert import as_pandas_if_named_table, check_sparse_structure, reject_masked
+from .data.binning import check_max_bin
 from .data.dataset import Dataset, start_margins
 from .model.model import IMPORTANCE_KINDS
 from .objectives import DEFAULT_OBJECTIVE, lightgbm_flavoured, objective_class
@@ -161,8 +162,7 @@ class _GBDTBase(BaseEstimator):
         if (not isinstance(self.n_estimators, numbers.Integral) or isinstance(self.n_estimators, bool)
                 or self.n_estimators < 1):
             raise ValueError(f"n_estimators must be a positive integer, got {self.n_estimators!r}")
-        if not isinstance(self.max_bin, numbers.Integral) or self.max_bin < 2:
-            raise ValueError(f"max_bin must be an integer >= 2, got {self.max_bin!r}")
+        check_max_bin(self.max_bin)
         self._importance_kind()
         es = self.early_stopping_rounds
         if es is not None and (not isinstance(es, numbers.Integral) or isinstance(es, bool)

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..atomic_file import atomic_open
 
-from .binning import BinMapper
+from .binning import BinMapper, check_max_bin
 from .convert import to_float_matrix, to_vector
 from .dataset import start_margins
 from .page_file import FORMAT_VERSION, PageWriter, page_ok
@@ -75,9 +75,7 @@ def from_batches(cls, make_batches, cache_dir, max_bin=256, page_bytes=32 << 20,
     if not callable(make_batches):
         raise TypeError("make_batches must be a callable that returns a fresh iterator of "
                         "batches each time (the data is read twice)")
-    if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
-            or not 2 <= max_bin <= 65536):
-        raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")
+    check_max_bin(max_bin)
     if not isinstance(cache_dir, (str, os.PathLike)):
         raise TypeError(f"cache_dir must be the path of a folder for the binned pages, got "
                         f"{cache_dir!r:.60}")

@@ -78,6 +78,21 @@ def _runs(v):
     return uniq[:k], cum[:k]
 
 
+MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
+
+
+def check_max_bin(max_bin):
+    """``max_bin`` as an int in [3, MAX_BINS], or a named error. It counts the missing
+    values' bin: 2 left one value bin per numeric feature, so no split, and a constant model
+    without a word (XGBoost and LightGBM split at their max_bin=2)."""
+    if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, (bool, np.bool_))
+            or not 3 <= max_bin <= MAX_BINS):
+        raise ValueError(f"max_bin must be an integer in [3, {MAX_BINS}] (it counts the "
+                         "missing values' bin: 2 leaves one value bin per feature, which no "
+                         f"split can cut; bins are stored as uint8 or uint16), got {max_bin!r}")
+    return int(max_bin)
+
+
 # LightGBM's edges next to 0.0 (backends/split.ZERO_EDGE, float32(1e-35) widened)
 ZERO_RISK = float(np.float32(1e-35))
 
@@ -318,10 +333,7 @@ class BinMapper:
 
     def __init__(self, max_bin: int = 256, sample_rows: int = SAMPLE_ROWS, random_state: int = 0,
                  group_categories: bool = False):
-        if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, bool)
-                or not 2 <= max_bin <= 65536):
-            raise ValueError(f"max_bin must be an integer in [2, 65536], got {max_bin!r}")
-        self.max_bin = int(max_bin)
+        self.max_bin = check_max_bin(max_bin)
         self.sample_rows = int(sample_rows)
         self.random_state = random_state
         self.group_categories = bool(group_categories)

@@ -3,12 +3,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .binning import BinMapper, at_zero_risk
+from .binning import MAX_BINS, BinMapper, at_zero_risk, check_max_bin
 from .convert import (FeatureInfo, as_pandas_if_named_table, checked_csr, to_csr,
                       to_float_matrix, to_vector)
 from .sparse import bin_sparse, fit_sparse, wants_sparse
 
-MAX_BINS = 65536  # bins of a field, the missing bin included, must fit uint16
 CHUNK_ROWS = 65536  # DataFrames and sparse matrices are converted this many rows at a time
 
 
@@ -279,10 +278,7 @@ class Dataset:
                             f".info), got {type(feature_info).__name__}")
         X = as_pandas_if_named_table(X)  # (Arrow, polars: their column names kept)
         if reference is None:
-            if (not isinstance(max_bin, (int, np.integer)) or isinstance(max_bin, (bool, np.bool_))
-                    or not 2 <= max_bin <= MAX_BINS):
-                raise ValueError(f"max_bin must be an integer in [2, {MAX_BINS}] (bins are stored "
-                                 f"as uint8 or uint16), got {max_bin!r}")
+            check_max_bin(max_bin)
         info = reference.info if reference is not None else feature_info
         what = "validation X" if reference is not None else "X"
         if info is None and drop_unused_categories:

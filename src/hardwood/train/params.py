@@ -714,7 +714,7 @@ def _resolve(params):
         raise ValueError("num_leaves must be >= 2 (LightGBM's rule); for no leaf limit, "
                          "give XGBoost's max_leaves=0 with a max_depth")
     if p["max_bin"] is not None:
-        _num(p, "max_bin", 2, integer=True)
+        _num(p, "max_bin", 3, integer=True)  # (binning.check_max_bin: 2 leaves no split)
     if p["n_jobs"] is not None:
         _num(p, "n_jobs", integer=True)
         if p["n_jobs"] == 0:

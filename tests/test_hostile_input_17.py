@@ -448,3 +448,18 @@ def test_max_bin_of_two_is_named():
             make()
     model = hw.train({}, hw.Dataset(X, y, max_bin=3), 3)
     assert np.unique(model.predict(X)).size > 1
+
+
+def test_continuing_a_depthwise_model_under_a_lightgbm_objective_name_warns():
+    """A model saved before LightGBM's objective names brought its growth ({"objective":
+    "binary"}: XGBoost's depth-wise trees) continued under the same params added leaf-wise
+    trees at another learning rate without a word (probe 58)."""
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    y = (X[:, 0] > 0).astype(float)
+    old = hw.train({"objective": "binary", "grow_policy": "depthwise"}, hw.Dataset(X, y), 2)
+    with pytest.warns(UserWarning, match="init_model grew XGBoost's depth-wise trees"):
+        hw.train({"objective": "binary"}, hw.Dataset(X, y), 2, init_model=old)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        hw.train({"objective": "binary", "grow_policy": "depthwise"}, hw.Dataset(X, y), 2,
+                 init_model=old)

@@ -119,6 +119,7 @@ class Booster:
         obj.check_labels(y)
         if init is not None:
             _carry_constraints(p, params, init)
+            _warn_if_growth_changed(p, params, init)
         p["monotone_constraints"] = resolve_monotone(
             p["monotone_constraints"], train_set.feature_names,
             train_set.bin_mapper.is_categorical)
@@ -688,6 +689,22 @@ def _disk_pages(train_set, spec):
     paths = write_pages(train_set.bins_row, spec["dir"], int(spec.get("page_bytes", 32 << 20)),
                         key)
     return _stored_pages(train_set, paths, key)
+
+
+def _warn_if_growth_changed(p, params, init):
+    """Warn where a LightGBM objective name alone, which brings LightGBM's leaf-wise growth
+    since session 27, continues an init model that grew XGBoost's depth-wise trees under
+    those same params (saved before): the new trees would grow otherwise without a word."""
+    given = params or {}
+    if (p["grow_policy"] == "lossguide" and init.params.get("grow_policy") == "depthwise"
+            and not init.params.get("max_leaves")
+            and not any(k in given for k in ("grow_policy", "max_leaves", "num_leaves",
+                                             "num_leaf", "max_leaf", "max_leaf_nodes"))):
+        warnings.warn(f"init_model grew XGBoost's depth-wise trees, but objective "
+                      f"{given.get('objective')!r} alone now brings LightGBM's leaf-wise "
+                      "growth and defaults (31 leaves, learning_rate 0.1): give "
+                      "grow_policy='depthwise' (or max_leaves=0) to continue as the init "
+                      "model grew", UserWarning, stacklevel=4)
 
 
 def _carry_constraints(p, params, init):

@@ -167,6 +167,8 @@ def test_a_scikit_learn_forests_parameters_are_taken():
         with pytest.raises(ValueError, match="monotonic_cst"):
             ours(n_estimators=5, monotonic_cst=[1, 0, 0, 0]).fit(X, target)
         ours(n_estimators=5, monotonic_cst=[0, 0, 0, 0]).fit(X, target)
+        with pytest.raises(ValueError, match="monotonic_cst has 3 values for 4 features"):
+            ours(n_estimators=5, monotonic_cst=[0, 0, 0]).fit(X, target)
     a = hw.RandomForestRegressor(n_estimators=5, criterion="friedman_mse", random_state=0)
     b = hw.RandomForestRegressor(n_estimators=5, random_state=0)
     np.testing.assert_array_equal(a.fit(X, y).predict(X), b.fit(X, y).predict(X))

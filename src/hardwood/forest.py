@@ -198,6 +198,9 @@ class _ForestBase(BaseEstimator):
                              "by cost-complexity; limit the trees with max_leaf_nodes, "
                              "min_impurity_decrease or min_samples_leaf instead")
         cst = self.monotonic_cst
+        if cst is not None and np.shape(cst) != (n_features,):
+            raise ValueError(f"monotonic_cst has {np.size(cst)} values for {n_features} "
+                             "features: give one per feature, as scikit-learn")
         if cst is not None and np.any(np.asarray(cst) != 0):
             raise ValueError("monotonic_cst: hardwood's forests do not take monotonic "
                              "constraints yet; GBDTRegressor and GBDTClassifier do "

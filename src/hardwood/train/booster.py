@@ -1004,6 +1004,11 @@ def _check_lambdarank_params(p, task):
                      f"{p['objective']!r}")
 
 
+# the widest span of a training set's positive weights before a warning: past about 2^52 / 4
+# a heavy row's gradient sums hold nothing of a light one's (float64)
+WEIGHT_SPAN = 1e15
+
+
 def _check_weight_range(w, what):
     """Weights scale the float32 gradients (g x w): a weight beyond float32's range made them
     infinite, every split's gain NaN, and training returned trees without a split (the base
@@ -1028,6 +1033,15 @@ def _check_weight_range(w, what):
                          "scale the weights up (only their ratios matter, with reg_lambda and "
                          "min_child_weight scaled alike), or give 0 to rows meant to count "
                          "for nothing")
+    positive = w[w > 0] if what == "train_set" else np.zeros(0)
+    if positive.size and positive.max() > WEIGHT_SPAN * positive.min():
+        # (3 rows of weight 1e16 among 4,000 of weight 1: a node of light rows only got its
+        # sums as its parent's less its sibling's, nothing but rounding, and leaves of 1e33)
+        warnings.warn(f"{what}'s weights span more than {WEIGHT_SPAN:.0e} (from "
+                      f"{float(positive.min()):g} to {float(positive.max()):g}): float64 sums "
+                      "of the gradients cannot hold the light rows beside the heavy ones, so "
+                      "nodes of light rows can get values of rounding alone; clip the weights "
+                      "or give 0 to rows meant to count for nothing", UserWarning, stacklevel=4)
 
 
 def _refit_leaves(obj, k, tree, binned, leaves, leaf_ids, y, pred_k, w, lr):

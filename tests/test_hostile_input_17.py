@@ -405,6 +405,15 @@ def test_xgboosts_sampling_names_under_lightgbms_objective_names_are_lightgbms()
         np.testing.assert_allclose(ours.predict(X), peer.predict(X), atol=1e-6)
     with pytest.warns(UserWarning, match="subsample is LightGBM's bagging_fraction"):
         hw.train({"objective": "regression", "subsample": 0.5}, hw.Dataset(X, y), 1)
+    # whatever the growth, and beside LightGBM's estimators' subsample_freq (probe 60)
+    from hardwood.train.params import resolve_params
+    with pytest.warns(UserWarning, match="subsample is LightGBM's bagging_fraction"):
+        p = resolve_params({"objective": "regression", "max_leaves": 7, "subsample": 0.3})
+    assert p["subsample"] == 1.0
+    p = resolve_params({"objective": "regression", "subsample": 0.5, "subsample_freq": 1,
+                        "colsample_bytree": 0.5})
+    assert (p["subsample"], p["colsample_bytree"], p["colsample_rounding"]) == (0.5, 0.5,
+                                                                                 "nearest")
     with pytest.raises(ValueError, match="'num_leaf' and 'num_leaves' are the same setting"):
         hw.train({"num_leaf": 5, "num_leaves": 7}, hw.Dataset(X, y), 1)
 

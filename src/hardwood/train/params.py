@@ -578,13 +578,16 @@ def _lightgbm_leaf_names(params):
 
 
 def _lightgbm_sampling_names(params):
-    """Under LightGBM's objective names (not its ``num_leaves`` alone, whose dicts kept
-    XGBoost's meaning before), XGBoost's sampling names as LightGBM reads them."""
+    """Under LightGBM's objective names (whatever the growth; not under its ``num_leaves``
+    alone, whose dicts kept XGBoost's meaning before), XGBoost's sampling names as LightGBM
+    reads them."""
     obj = params.get("objective")
     if not (isinstance(obj, str) and obj.lower() in LIGHTGBM_OBJECTIVES):
         return params
     moved = {k: v for k, v in LIGHTGBM_SAMPLING_ALIASES.items() if k in params}
-    if not moved or "subsample_freq" in params:  # (LightGBM's estimators' names: handled)
+    if "subsample_freq" in params:  # (LightGBM's estimators' names: _lightgbm_bagging's)
+        moved.pop("subsample", None)
+    if not moved:
         return params
     for k, v in moved.items():
         if v in params:
@@ -602,9 +605,7 @@ def _lightgbm_sampling_names(params):
 
 
 def _resolve(params):
-    params = _lightgbm_leaf_names(params)
-    if _lightgbm_growth(params):
-        params = _lightgbm_sampling_names(params)
+    params = _lightgbm_sampling_names(_lightgbm_leaf_names(params))
     params = _lightgbm_bagging(_lightgbm_alpha(params))
     if "num_leaves" not in params and _lightgbm_growth(params):
         params = {**params, "num_leaves": 31}  # (LightGBM's default)

@@ -860,8 +860,14 @@ def bin_tree(tree, train_set) -> BinnedTree:
             # bin b holds (edges[b-1], edges[b]]: left when edges[b] <= t, right when
             # edges[b-1] >= t; the last bin is unbounded above
             lower = np.concatenate([[-np.inf], edges[:-1]])
-            left_bins = edges <= t
-            right_bins = lower >= t
+            # a threshold a few ulps from an edge is that edge: LightGBM writes its midpoints
+            # one ulp above (20.500000000000004 for 20.5), and every imported LightGBM model
+            # was refused as splitting inside a bin. An edge lies half a gap between two
+            # values, far more than EDGE_ULPS ulps from either
+            with np.errstate(invalid="ignore"):  # (the last edge, +inf: no spacing)
+                near = np.where(np.isfinite(edges), EDGE_ULPS * np.spacing(np.abs(edges)), 0.0)
+            left_bins = edges <= t + near
+            right_bins = lower >= t - np.concatenate([[0.0], near[:-1]])
             if abs(t) == ZERO_EDGE:
                 # LightGBM's edges next to 0.0 (Grower.lightgbm_threshold) lie inside the bin
                 # of the values around 0.0, which all lie on one side of them
@@ -1003,6 +1009,8 @@ def _check_lambdarank_params(p, task):
     raise ValueError(f"{given[0]} applies to the ranking objectives (rank:ndcg), not "
                      f"{p['objective']!r}")
 
+
+EDGE_ULPS = 8  # (bin_tree: a threshold this near an edge of the Dataset's is that edge)
 
 # the widest span of a training set's positive weights before a warning: past about 2^52 / 4
 # a heavy row's gradient sums hold nothing of a light one's (float64)

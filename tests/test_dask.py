@@ -634,3 +634,30 @@ def test_starting_margins_train_the_single_machine_model(client, data, objective
         want = np.sqrt(np.mean((pred - t) ** 2))
         logged = model.evals_result["valid_0"]["rmse"][-1]
     np.testing.assert_allclose(logged, want, rtol=1e-6)
+
+
+def test_lazy_predict_takes_starting_margins(client, data):
+    """``hardwood.dask.predict`` took no ``base_margin`` (the model's base score would have
+    stood where XGBoost's rule replaces it); a Dask array of X's rows, or a Series of a
+    frame's partitions, now gives ``Model.predict(base_margin=)``'s values."""
+    X, y, _, yc, _ = data
+    m = np.random.default_rng(5).normal(0, 0.5, N)
+    model = hardwood.train(dict(PARAMS), hardwood.Dataset(X, y, base_margin=m), ROUNDS)
+    want = model.predict(X, base_margin=m)
+    dx = da.from_array(X, chunks=((200, 150, 250), D))
+    got = hd.predict(client, model, dx, base_margin=da.from_array(m, chunks=100)).compute()
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(hd.predict(client, model, dx, base_margin=m).compute(), want,
+                               rtol=1e-12)
+    pd = pytest.importorskip("pandas")
+    frame = dd.from_pandas(pd.DataFrame(X, columns=[f"f{j}" for j in range(D)]), npartitions=3)
+    margins = dd.from_pandas(pd.Series(m), npartitions=3)
+    np.testing.assert_allclose(hd.predict(client, model, frame, base_margin=margins)
+                               .compute().to_numpy(), want, rtol=1e-12)
+    multi = hardwood.train(dict(PARAMS, objective="multi:softprob", num_class=3),
+                           hardwood.Dataset(X, yc, base_margin=np.c_[m, -m, m]), ROUNDS)
+    np.testing.assert_allclose(
+        hd.predict(client, multi, dx, base_margin=np.c_[m, -m, m]).compute(),
+        multi.predict(X, base_margin=np.c_[m, -m, m]), rtol=1e-12)
+    with pytest.raises(ValueError, match="base_margin has 7 rows"):
+        hd.predict(client, model, dx, base_margin=np.zeros(7))

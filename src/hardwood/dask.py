@@ -384,27 +384,61 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
 
 
 # -- prediction ------------------------------------------------------------------------------
-def _predict_block(X, model, output):
+def _predict_block(X, model, output, margin=None):
     # (an empty partition too: Model.predict gives 0 rows of the right width)
-    return np.asarray(model.predict(X, output=output), dtype=np.float64)
+    if margin is not None:
+        margin = np.asarray(margin, dtype=np.float64)
+        if margin.shape[0] != X.shape[0]:
+            raise ValueError(f"a partition of base_margin has {margin.shape[0]} rows where "
+                             f"X's has {X.shape[0]}: give base_margin X's partitions")
+        if margin.shape[0] == 0:
+            margin = None
+    return np.asarray(model.predict(X, output=output, base_margin=margin), dtype=np.float64)
 
 
-def _predict_frame(df, model, output):
+def _predict_margin_block(X, margin, model, output):
+    return _predict_block(X, model, output, margin)
+
+
+def _margin_blocks(base_margin, X, K):
+    """``base_margin`` as a Dask array of X's row blocks, (rows, K) or (rows,) for one
+    output, its columns in one block."""
+    import dask.array as da
+
+    if not hasattr(base_margin, "dask"):
+        base_margin = np.asarray(base_margin, dtype=np.float64)
+    elif _kind(base_margin, "base_margin") != "array":
+        raise ValueError("base_margin for a Dask array must be a Dask or in-memory array")
+    n = X.shape[0]
+    if not np.isnan(n) and base_margin.shape[0] != n:
+        raise ValueError(f"base_margin has {base_margin.shape[0]} rows for X's {n}")
+    if base_margin.ndim == 1:
+        base_margin = base_margin[:, None]
+    if base_margin.ndim != 2:
+        raise ValueError(f"base_margin must be 1- or 2-dimensional, got {base_margin.ndim}")
+    if not hasattr(base_margin, "dask"):
+        return da.from_array(base_margin, chunks=(X.chunks[0], -1))
+    return base_margin.rechunk((X.chunks[0], -1))
+
+
+def _predict_frame(df, model, output, margin=None):
     import pandas as pd
 
-    out = _predict_block(df, model, output)
+    out = _predict_block(df, model, output, margin)
     if out.ndim == 1:
         return pd.Series(out, index=df.index, name="prediction")
     return pd.DataFrame(out, index=df.index, columns=[f"output_{k}" for k in range(out.shape[1])])
 
 
-def predict(client, model, X, output="value"):
+def predict(client, model, X, output="value", base_margin=None):
     """The model's predictions for a Dask collection, lazily: a ``dask.array`` (one value
     per row, or (rows, outputs) for several outputs) for an array, a ``dask.dataframe``
     Series (or DataFrame) with X's index for a DataFrame. ``output``: 'value' or 'raw' (see
-    ``Model.predict``). The model travels once per worker, as one key of the graph; each
-    partition is predicted where it lives. ``client`` is checked only (pass None for the
-    default client)."""
+    ``Model.predict``). ``base_margin``: the rows' starting margins, as
+    ``Model.predict(base_margin=)`` takes them: a Dask array (or an in-memory one) for an
+    array X, a Dask Series or DataFrame of X's partitions for a DataFrame. The model travels
+    once per worker, as one key of the graph; each partition is predicted where it lives.
+    ``client`` is checked only (pass None for the default client)."""
     import dask
 
     _client(client)
@@ -424,16 +458,26 @@ def predict(client, model, X, output="value"):
     if kind == "array":
         if X.numblocks[1] > 1:
             X = X.rechunk({1: -1})
-        if K == 1:
-            return X.map_blocks(_predict_block, m, output, drop_axis=1, dtype=np.float64,
-                                meta=np.zeros(0))
-        return X.map_blocks(_predict_block, m, output, chunks=(X.chunks[0], (K,)),
-                            dtype=np.float64, meta=np.zeros((0, K)))
+        shape = dict(drop_axis=1, meta=np.zeros(0)) if K == 1 else dict(
+            chunks=(X.chunks[0], (K,)), meta=np.zeros((0, K)))
+        if base_margin is None:
+            return X.map_blocks(_predict_block, m, output, dtype=np.float64, **shape)
+        import dask.array as da
+
+        return da.map_blocks(_predict_margin_block, X, _margin_blocks(base_margin, X, K), m,
+                             output, dtype=np.float64, **shape)
     import pandas as pd
 
     meta = (pd.Series([], dtype=np.float64, name="prediction") if K == 1 else
             pd.DataFrame({f"output_{k}": pd.Series([], dtype=np.float64) for k in range(K)}))
-    return X.map_partitions(_predict_frame, m, output, meta=meta)
+    if base_margin is None:
+        return X.map_partitions(_predict_frame, m, output, meta=meta)
+    if _kind(base_margin, "base_margin") != "frame" or (
+            base_margin.npartitions != X.npartitions):
+        raise ValueError("base_margin for a Dask DataFrame must be a Dask Series or "
+                         f"DataFrame of its {X.npartitions} partitions")
+    return X.map_partitions(_predict_frame, m, output, base_margin, meta=meta,
+                            align_dataframes=False)
 
 
 # -- estimators ------------------------------------------------------------------------------

@@ -405,11 +405,16 @@ def test_xgboosts_sampling_names_under_lightgbms_objective_names_are_lightgbms()
         np.testing.assert_allclose(ours.predict(X), peer.predict(X), atol=1e-6)
     with pytest.warns(UserWarning, match="subsample is LightGBM's bagging_fraction"):
         hw.train({"objective": "regression", "subsample": 0.5}, hw.Dataset(X, y), 1)
-    # whatever the growth, and beside LightGBM's estimators' subsample_freq (probe 60)
+    # beside LightGBM's estimators' subsample_freq (probe 60); under XGBoost's growth, the
+    # estimators' among them, XGBoost's meaning (probe 61: the estimators could not sample)
     from hardwood.train.params import resolve_params
-    with pytest.warns(UserWarning, match="subsample is LightGBM's bagging_fraction"):
-        p = resolve_params({"objective": "regression", "max_leaves": 7, "subsample": 0.3})
-    assert p["subsample"] == 1.0
+    p = resolve_params({"objective": "regression", "max_leaves": 7, "subsample": 0.3})
+    assert p["subsample"] == 0.3
+    est = hw.GBDTRegressor(objective="regression", subsample=0.3, n_estimators=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        est.fit(X, y)
+    assert est.model_.params["subsample"] == 0.3
     p = resolve_params({"objective": "regression", "subsample": 0.5, "subsample_freq": 1,
                         "colsample_bytree": 0.5})
     assert (p["subsample"], p["colsample_bytree"], p["colsample_rounding"]) == (0.5, 0.5,

@@ -578,9 +578,11 @@ def _lightgbm_leaf_names(params):
 
 
 def _lightgbm_sampling_names(params):
-    """Under LightGBM's objective names (whatever the growth; not under its ``num_leaves``
-    alone, whose dicts kept XGBoost's meaning before), XGBoost's sampling names as LightGBM
-    reads them."""
+    """Under LightGBM's objective names with LightGBM's growth (not under ``num_leaves``
+    alone, whose dicts kept XGBoost's meaning before; not under XGBoost's growth, the
+    estimators' among them: GBDTRegressor(objective='regression', subsample=0.3) could not
+    sample at all, its bagging_freq refused), XGBoost's sampling names as LightGBM reads
+    them."""
     obj = params.get("objective")
     if not (isinstance(obj, str) and obj.lower() in LIGHTGBM_OBJECTIVES):
         return params
@@ -605,7 +607,9 @@ def _lightgbm_sampling_names(params):
 
 
 def _resolve(params):
-    params = _lightgbm_sampling_names(_lightgbm_leaf_names(params))
+    params = _lightgbm_leaf_names(params)
+    if _lightgbm_growth(params):  # (XGBoost's growth, the estimators': XGBoost's meaning)
+        params = _lightgbm_sampling_names(params)
     params = _lightgbm_bagging(_lightgbm_alpha(params))
     if "num_leaves" not in params and _lightgbm_growth(params):
         params = {**params, "num_leaves": 31}  # (LightGBM's default)

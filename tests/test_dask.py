@@ -661,3 +661,25 @@ def test_lazy_predict_takes_starting_margins(client, data):
         multi.predict(X, base_margin=np.c_[m, -m, m]), rtol=1e-12)
     with pytest.raises(ValueError, match="base_margin has 7 rows"):
         hd.predict(client, model, dx, base_margin=np.zeros(7))
+
+
+def test_the_dask_estimators_take_starting_margins(client, data):
+    """``DaskGBDTRegressor.fit(base_margin=)`` was a bare ``TypeError`` (probe 61); the
+    estimators' fit and predict now take them, as ``hardwood.dask.train`` and ``predict``."""
+    X, y, yb, _, _ = data
+    m = np.random.default_rng(9).normal(0, 0.5, N)
+    dx = da.from_array(X, chunks=((300, 300), D))
+    dm = da.from_array(m, chunks=((300, 300),))
+    reg = hd.DaskGBDTRegressor(n_estimators=ROUNDS, max_depth=3)
+    reg.client = client
+    reg.fit(dx, da.from_array(y, chunks=((300, 300),)), base_margin=dm)
+    whole = hardwood.train({"max_depth": 3, "learning_rate": 0.3},
+                           hardwood.Dataset(X, y, base_margin=m), ROUNDS)
+    np.testing.assert_allclose(reg.predict(dx, base_margin=dm).compute(),
+                               whole.predict(X, base_margin=m), rtol=1e-9)
+    clf = hd.DaskGBDTClassifier(n_estimators=ROUNDS, max_depth=3)
+    clf.client = client
+    clf.fit(dx, da.from_array(yb, chunks=((300, 300),)), base_margin=dm)
+    p = clf.predict_proba(dx, base_margin=dm).compute()
+    np.testing.assert_allclose(p[:, 1], clf.model_.predict(X, base_margin=m), rtol=1e-9)
+    assert not np.allclose(p, clf.predict_proba(dx).compute())

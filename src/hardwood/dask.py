@@ -560,11 +560,14 @@ class DaskGBDTRegressor(_ClientNotPickled, GBDTRegressor):
 
     client = None
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, verbose=False):
+    def fit(self, X, y, sample_weight=None, eval_set=None, verbose=False, base_margin=None):
+        """``base_margin``: the rows' starting margins, as :func:`train` takes them."""
         objective = _dask_objective(self, self.objective or "reg:squarederror", ("regression",))
-        return self._dask_fit(X, y, sample_weight, eval_set, verbose, objective, {})
+        return self._dask_fit(X, y, sample_weight, eval_set, verbose, objective, {},
+                              base_margin)
 
-    def _dask_fit(self, X, y, sample_weight, eval_set, verbose, objective, extra):
+    def _dask_fit(self, X, y, sample_weight, eval_set, verbose, objective, extra,
+                  base_margin=None):
         _check_dask_estimator_params(self)
         params = self._train_params(objective)
         if self.early_stopping_rounds is not None and not eval_set:  # (as GBDTRegressor's;
@@ -576,7 +579,7 @@ class DaskGBDTRegressor(_ClientNotPickled, GBDTRegressor):
                       num_boost_round=int(self.n_estimators), valid_sets=valid,
                       valid_names=[f"validation_{i}" for i in range(len(valid))],
                       early_stopping_rounds=self.early_stopping_rounds,
-                      verbose_eval=verbose)
+                      verbose_eval=verbose, base_margin=base_margin)
         self.model_ = model
         self.evals_result_ = model.evals_result
         self.best_iteration_ = (model.best_iteration
@@ -586,9 +589,9 @@ class DaskGBDTRegressor(_ClientNotPickled, GBDTRegressor):
         _set_features(self, X)
         return self
 
-    def predict(self, X):
-        """Predicted values, lazily."""
-        return predict(self.client, self.model_, X)
+    def predict(self, X, base_margin=None):
+        """Predicted values, lazily (``base_margin``: as :func:`predict` takes it)."""
+        return predict(self.client, self.model_, X, base_margin=base_margin)
 
     def score(self, X, y, sample_weight=None):
         """R² of the predictions, computed (scikit-learn's score on the lazy arrays failed
@@ -607,7 +610,8 @@ class DaskGBDTClassifier(_ClientNotPickled, GBDTClassifier):
     client = None
     _dask_fit = DaskGBDTRegressor._dask_fit
 
-    def fit(self, X, y, sample_weight=None, eval_set=None, verbose=False):
+    def fit(self, X, y, sample_weight=None, eval_set=None, verbose=False, base_margin=None):
+        """``base_margin``: the rows' starting margins, as :func:`train` takes them."""
         classes = _unique_labels(y)
         if classes.size < 2:
             raise ValueError(f"{type(self).__name__} needs at least 2 classes, y has "
@@ -634,20 +638,21 @@ class DaskGBDTClassifier(_ClientNotPickled, GBDTClassifier):
                                      f"in training (classes: {classes.tolist()[:10]})")
                 valid.append((Xv, _encode(yv, classes)))
         return self._dask_fit(X, _encode(y, classes), sample_weight, valid, verbose,
-                              objective, extra)
+                              objective, extra, base_margin)
 
-    def predict_proba(self, X):
-        """Class probabilities (rows, classes), lazily."""
-        p = _as_array(predict(self.client, self.model_, X))
+    def predict_proba(self, X, base_margin=None):
+        """Class probabilities (rows, classes), lazily (``base_margin``: as :func:`predict`
+        takes it)."""
+        p = _as_array(predict(self.client, self.model_, X, base_margin=base_margin))
         if p.ndim == 1:  # block by block: a dask DataFrame's row counts are unknown
             p = p.map_blocks(both_classes, new_axis=1, chunks=(p.chunks[0], (2,)),
                              dtype=p.dtype)
         return p
 
-    def predict(self, X):
+    def predict(self, X, base_margin=None):
         """The most probable class of each row, lazily."""
         classes = self.classes_
-        return self.predict_proba(X).map_blocks(
+        return self.predict_proba(X, base_margin).map_blocks(
             lambda b: classes[np.argmax(b, axis=1)], drop_axis=1, dtype=classes.dtype)
 
     def score(self, X, y, sample_weight=None):

@@ -34,8 +34,9 @@ from . import sampling
 from .custom_metric import CustomMetrics
 from .custom_objective import CustomObjective
 from .grower import Grower, GrowParams, Profile, features_drawn
-from .params import (ALIASES, DEFAULTS, LIGHTGBM_OBJECTIVES, MAX_CLASSES, NO_METRIC,
-                     OBJECTIVE_PARAMS, resolve_interactions, resolve_monotone, resolve_params)
+from .params import (ALIASES, DEFAULTS, LIGHTGBM_LEAF_NAMES, LIGHTGBM_OBJECTIVES, MAX_CLASSES,
+                     NO_METRIC, OBJECTIVE_PARAMS, resolve_interactions, resolve_monotone,
+                     resolve_params)
 
 
 class Booster:
@@ -699,7 +700,7 @@ def _warn_if_growth_changed(p, params, init):
     if (p["grow_policy"] == "lossguide" and init.params.get("grow_policy") == "depthwise"
             and not init.params.get("max_leaves")
             and not any(k in given for k in ("grow_policy", "max_leaves", "num_leaves",
-                                             "num_leaf", "max_leaf", "max_leaf_nodes"))):
+                                             *LIGHTGBM_LEAF_NAMES))):
         warnings.warn(f"init_model grew XGBoost's depth-wise trees, but objective "
                       f"{given.get('objective')!r} alone now brings LightGBM's leaf-wise "
                       "growth and defaults (31 leaves, learning_rate 0.1): give "

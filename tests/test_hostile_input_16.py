@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import hardwood as hw
+from containers import CONTAINERS, container_of
 
 
 def _data(n=3000, seed=0, low=0):
@@ -312,7 +313,7 @@ def test_a_model_file_with_a_split_on_a_feature_without_categories_is_refused(tm
 
 
 # -- probe 52 --------------------------------------------------------------------------------
-@pytest.mark.parametrize("container", ["dense", "csr", "chunked"])
+@pytest.mark.parametrize("container", CONTAINERS)
 @pytest.mark.parametrize("values", ["zero", "straddle"])
 def test_validation_scores_under_lightgbms_rule_are_those_of_predict(container, values,
                                                                      monkeypatch):
@@ -320,9 +321,6 @@ def test_validation_scores_under_lightgbms_rule_are_those_of_predict(container, 
     around 0.0; a validation value of 0.3 in a bin of 0.0 up to 0.5 was scored by its bin
     (left, with 0.0) where ``predict`` sends it right: RMSE 0.035 logged against 1.632
     predicted, and early stopping at round 3 where LightGBM stopped at 43."""
-    sp = pytest.importorskip("scipy.sparse")
-    import hardwood.data.dataset as dataset_module
-
     rng = np.random.default_rng(20)
     n = 1000
     if values == "zero":
@@ -333,11 +331,7 @@ def test_validation_scores_under_lightgbms_rule_are_those_of_predict(container, 
     y = X[:, 0] * 2 + X[:, 1] + rng.normal(0, 0.1, n)
     Xv = rng.choice([0.3, 0.1, 2e-35, 0.49, -0.3, -0.49, 0.0, 1.0, -1.0], size=(300, 3))
     yv = rng.normal(0, 1, 300)
-    if container == "chunked":
-        monkeypatch.setattr(dataset_module, "CHUNK_ROWS", 64)
-    conv = {"csr": sp.csr_matrix, "dense": lambda a: a,
-            "chunked": lambda a: pytest.importorskip("pandas").DataFrame(
-                a, columns=["a", "b", "c"])}[container]
+    conv = container_of(container, monkeypatch)
     tr = hw.Dataset(conv(X), y)
     va = hw.Dataset(conv(Xv), yv, reference=tr)
     params = {"objective": "regression", "num_leaves": 15, "min_data_in_leaf": 5}

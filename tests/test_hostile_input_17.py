@@ -6,10 +6,11 @@ import numpy as np
 import pytest
 
 import hardwood as hw
+from containers import CONTAINERS, container_of
 
 
 # -- session 26's note: LightGBM's split of the missing values alone -------------------------
-@pytest.mark.parametrize("container", ["dense", "csr", "chunked"])
+@pytest.mark.parametrize("container", CONTAINERS)
 @pytest.mark.parametrize("values", ["positive", "straddle"])
 def test_validation_values_near_zero_are_scored_as_predict_routes_them(container, values,
                                                                        monkeypatch):
@@ -20,9 +21,6 @@ def test_validation_values_near_zero_are_scored_as_predict_routes_them(container
     round 43 where LightGBM stopped at 1. A field of -2, -1, 1, 2 with missing values has
     its edge between -1 and 1 at -1e-35 or +1e-35, so a validation 0.0 goes by that
     threshold, not by the sign it lacks."""
-    sp = pytest.importorskip("scipy.sparse")
-    import hardwood.data.dataset as dataset_module
-
     rng = np.random.default_rng(3)
     n = 2000
     if values == "positive":
@@ -35,11 +33,7 @@ def test_validation_values_near_zero_are_scored_as_predict_routes_them(container
     y = np.nan_to_num(X[:, 0], nan=20.0) * 0.5 + np.nan_to_num(X[:, 1], nan=-3.0) \
         + rng.normal(0, 1, n)
     yv = np.nan_to_num(Xv[:, 0], nan=20.0) * 0.5
-    if container == "chunked":
-        monkeypatch.setattr(dataset_module, "CHUNK_ROWS", 64)
-    conv = {"csr": sp.csr_matrix, "dense": lambda a: a,
-            "chunked": lambda a: pytest.importorskip("pandas").DataFrame(
-                a, columns=["a", "b", "c"])}[container]
+    conv = container_of(container, monkeypatch)
     tr = hw.Dataset(conv(X), y)
     va = hw.Dataset(conv(Xv), yv, reference=tr)
     params = {"objective": "regression", "num_leaves": 8, "metric": "rmse"}

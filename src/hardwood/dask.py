@@ -250,17 +250,17 @@ def _valid_dataset(client, pair, train_set, X, y, name, weight=None):
     mv = pair[3] if len(pair) == 4 else None
     if Xv is X and yv is y and wv is weight and mv is None:
         return train_set
-    Xv, yv, wv, mv = (_on_client(client, v) for v in (Xv, yv, wv, mv))
+    Xv, yv, wv, mv = _on_client(client, Xv, yv, wv, mv)
     return Dataset(Xv, np.asarray(yv).reshape(-1), weight=wv, base_margin=mv,
                    reference=train_set)
 
 
-def _on_client(client, v):
-    """``v`` gathered on the client where it is a Dask collection (a frame or series as
-    pandas'), else as it is."""
-    if v is None or not hasattr(v, "dask"):
-        return v
-    return client.gather(client.compute(v))
+def _on_client(client, *values):
+    """``values`` gathered on the client where they are Dask collections (a frame or series
+    as pandas'), in one computation, the others as they are."""
+    lazy = [v for v in values if v is not None and hasattr(v, "dask")]
+    got = iter(client.gather(client.compute(lazy)) if lazy else ())
+    return [next(got) if v is not None and hasattr(v, "dask") else v for v in values]
 
 
 class _LastModel(TrainingCallback):
@@ -337,7 +337,7 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
         held.append(data)
         ds = data.dataset
         if base_margin is not None:  # (the Booster sends each partition its slice)
-            ds.base_margin = start_margins(_on_client(client, base_margin), ds.n_rows,
+            ds.base_margin = start_margins(_on_client(client, base_margin)[0], ds.n_rows,
                                            "base_margin")
         if p["is_unbalance"]:  # the class counts of all the labels, not of a partition's
             p["class_scale"] = class_scales(ds.label, p["scale_pos_weight"], True)
@@ -384,7 +384,8 @@ def train(client, params, X, y, weight=None, num_boost_round=100, valid_sets=(),
 
 
 # -- prediction ------------------------------------------------------------------------------
-def _predict_block(X, model, output, margin=None):
+def _predict_block(X, margin, model, output):
+    """One block's predictions; ``margin``: its rows' starting margins, or None."""
     # (an empty partition too: Model.predict gives 0 rows of the right width)
     if margin is not None:
         margin = np.asarray(margin, dtype=np.float64)
@@ -394,10 +395,6 @@ def _predict_block(X, model, output, margin=None):
         if margin.shape[0] == 0:
             margin = None
     return np.asarray(model.predict(X, output=output, base_margin=margin), dtype=np.float64)
-
-
-def _predict_margin_block(X, margin, model, output):
-    return _predict_block(X, model, output, margin)
 
 
 def _margin_blocks(base_margin, X, K):
@@ -424,7 +421,7 @@ def _margin_blocks(base_margin, X, K):
 def _predict_frame(df, model, output, margin=None):
     import pandas as pd
 
-    out = _predict_block(df, model, output, margin)
+    out = _predict_block(df, margin, model, output)
     if out.ndim == 1:
         return pd.Series(out, index=df.index, name="prediction")
     return pd.DataFrame(out, index=df.index, columns=[f"output_{k}" for k in range(out.shape[1])])
@@ -461,11 +458,11 @@ def predict(client, model, X, output="value", base_margin=None):
         shape = dict(drop_axis=1, meta=np.zeros(0)) if K == 1 else dict(
             chunks=(X.chunks[0], (K,)), meta=np.zeros((0, K)))
         if base_margin is None:
-            return X.map_blocks(_predict_block, m, output, dtype=np.float64, **shape)
+            return X.map_blocks(_predict_block, None, m, output, dtype=np.float64, **shape)
         import dask.array as da
 
-        return da.map_blocks(_predict_margin_block, X, _margin_blocks(base_margin, X, K), m,
-                             output, dtype=np.float64, **shape)
+        return da.map_blocks(_predict_block, X, _margin_blocks(base_margin, X, K), m, output,
+                             dtype=np.float64, **shape)
     import pandas as pd
 
     meta = (pd.Series([], dtype=np.float64, name="prediction") if K == 1 else

@@ -683,12 +683,10 @@ def _rows_of(margins, X, what="base_margin"):
     if margins is None:
         return None
     if isinstance(X, Dataset):
-        if X.pages_on_disk is not None:
-            raise ValueError("fit(dataset) takes the starting margins the hardwood.Dataset "
-                             "holds: from_batches takes them in its batches, (X, y, weight, "
-                             "base_margin)")
-        raise ValueError("fit(dataset) takes the starting margins the hardwood.Dataset "
-                         "holds: give base_margin= when building it")
+        how = ("from_batches takes them in its batches, (X, y, weight, base_margin)"
+               if X.pages_on_disk is not None else "give base_margin= when building it")
+        raise ValueError(f"fit(dataset) takes the starting margins the hardwood.Dataset "
+                         f"holds: {how}")
     n = X.shape[0] if hasattr(X, "shape") else len(X)
     return start_margins(margins, n, what)
 

@@ -531,7 +531,8 @@ def _zero_side_rows(ds, vp, grower, p, init_at_edges=False):
     if not (np.any(e >= 0) or np.any(alone) or init_at_edges):
         return None
     uniq, at = np.unique(rows, return_inverse=True)
-    b = _dense_bins_of_rows(ds, uniq)[at, fields].astype(np.int64)
+    bins = _dense_bins_of_rows(ds, uniq)
+    b = bins[at, fields].astype(np.int64)
     below, above = values <= -ZERO_EDGE, values <= ZERO_EDGE  # left of -1e-35, of +1e-35
     lo, hi, straddle = e[:, 0], e[:, 1], e[:, 2]
     differs = alone & above  # (the missing values alone left: every value bin goes right)
@@ -549,7 +550,7 @@ def _zero_side_rows(ds, vp, grower, p, init_at_edges=False):
     raw[at, col] = values
     column = np.full(ds.n_features, -1, dtype=np.int64)
     column[cols] = np.arange(cols.size)
-    return _ZeroRows(own, _dense_bins_of_rows(ds, own), raw, column,
+    return _ZeroRows(own, bins[np.searchsorted(uniq, own)], raw, column,
                      np.ascontiguousarray(vp[:, own]))
 
 
